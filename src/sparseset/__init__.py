@@ -1,0 +1,20 @@
+"""Sparse sets and struct-of-arrays component storage, compiled with numba.
+
+Importing the package compiles nothing: kernels compile (or load from
+numba's on-disk cache) the first time they are called.
+
+Examples
+--------
+>>> import numpy as np
+>>> import sparseset
+>>> s = sparseset.SparseSet()
+>>> s.add(np.arange(10))
+10
+>>> 5 in s
+True
+"""
+
+from .sparse_set import Checkpoint, SparseSet
+
+__all__ = ["Checkpoint", "SparseSet"]
+__version__ = "0.1.0"

@@ -1,0 +1,150 @@
+"""Turning user input into id arrays, and the errors for input that isn't.
+
+Every container funnels its id arguments through :func:`as_ids`, then
+through the range checks here, before any kernel mutates anything, so a bad
+batch is rejected whole and the messages read the same everywhere.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+#: Python ints at or past this can only be absent; they map to this sentinel.
+_UINT64_MAX = 2**64 - 1
+
+
+def _where(k: int, scalar: bool) -> str:
+    return "id" if scalar else f"ids[{k}]"
+
+
+def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
+    """Return ``ids`` as a 1-D integer array and whether it was one scalar id.
+
+    A Python int, a numpy integer or a 0-d integer array is one id; a list,
+    tuple, range, set or 1-D integer array is a batch (an empty list is an
+    empty batch). Any integer dtype and any stride passes through without a
+    copy. Bools, floats, strings and other objects raise ``TypeError``;
+    arrays of two or more dimensions raise ``ValueError``.
+
+    Examples
+    --------
+    >>> as_ids(7)
+    (array([7]), True)
+    >>> as_ids([3, 1])
+    (array([3, 1]), False)
+    """
+    if isinstance(ids, np.ndarray):
+        arr = ids
+    elif isinstance(ids, bool | np.bool_):
+        raise TypeError(f"ids must be integers, not bool ({ids!r})")
+    elif isinstance(ids, int | np.integer):
+        if isinstance(ids, int) and not -(2**63) <= ids < 2**64:
+            return _from_objects(np.array([ids], dtype=object), scalar=True), True
+        return np.array([ids]), True
+    elif isinstance(ids, list | tuple):
+        if len(ids) == 0:
+            return np.empty(0, np.int64), False
+        for k, value in enumerate(ids):
+            if isinstance(value, bool | np.bool_):
+                raise TypeError(f"ids must be integers, not bool: ids[{k}] = {value!r}")
+        try:
+            arr = np.asarray(ids)
+        except (OverflowError, ValueError):
+            arr = np.array(ids, dtype=object)
+    elif hasattr(ids, "__array__"):
+        arr = np.asarray(ids)
+    elif isinstance(ids, Iterable) and not isinstance(ids, str | bytes | dict):
+        return as_ids(list(ids))
+    else:
+        raise TypeError(
+            f"ids must be an integer or a sequence of integers, "
+            f"not {type(ids).__name__} ({ids!r:.60})"
+        )
+
+    scalar = arr.ndim == 0
+    if scalar:
+        arr = arr.reshape(1)
+    elif arr.ndim != 1:
+        raise ValueError(
+            f"ids must be a scalar or a 1-D array, got a {arr.ndim}-D array "
+            f"of shape {arr.shape}"
+        )
+    kind = arr.dtype.kind
+    if kind in "iu":
+        return arr, scalar
+    if kind == "O":
+        return _from_objects(arr, scalar), scalar
+    if kind == "b":
+        raise TypeError(
+            f"ids must be integers, not bool: {_where(0, scalar)} = {arr[0]!r}"
+            if arr.size
+            else "ids must be integers, not bool"
+        )
+    first = f": {_where(0, scalar)} = {arr[0]!r}" if arr.size else ""
+    raise TypeError(f"ids must be integers, got dtype {arr.dtype}{first}")
+
+
+def _from_objects(arr: np.ndarray, scalar: bool) -> np.ndarray:
+    """Convert an object array of Python ints, rejecting anything else."""
+    values = []
+    for k, value in enumerate(arr.tolist()):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(
+                f"ids must be integers, not {type(value).__name__}: "
+                f"{_where(k, scalar)} = {value!r}"
+            )
+        value = int(value)
+        if value < 0:
+            raise ValueError(f"ids must be non-negative: {_where(k, scalar)} = {value}")
+        values.append(min(value, _UINT64_MAX))
+    if not values:
+        return np.empty(0, np.int64)
+    dtype = np.int64 if max(values) < 2**63 else np.uint64
+    return np.array(values, dtype=dtype)
+
+
+def reject_negative(arr: np.ndarray, scalar: bool = False) -> None:
+    """Raise ``ValueError`` naming the first negative id, if there is one.
+
+    Examples
+    --------
+    >>> reject_negative(np.array([4, -2, -3]))
+    Traceback (most recent call last):
+    ...
+    ValueError: ids must be non-negative: ids[1] = -2
+    """
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        raise_negative(arr, int(np.argmax(arr < 0)), scalar)
+
+
+def raise_negative(arr: np.ndarray, k: int, scalar: bool = False) -> None:
+    """Raise the error for the negative id at position ``k``."""
+    raise ValueError(f"ids must be non-negative: {_where(k, scalar)} = {arr[k]}")
+
+
+def reject_out_of_range(
+    arr: np.ndarray, limit: int, kind: str, scalar: bool = False
+) -> None:
+    """Raise ``ValueError`` for the first id at or past ``limit``.
+
+    ``kind`` names the index whose range is ``[0, limit)``; the message
+    points to the kinds that would take the id.
+
+    Examples
+    --------
+    >>> reject_out_of_range(np.array([1, 2**40]), 2**31, "flat")
+    Traceback (most recent call last):
+    ...
+    ValueError: ids[1] = 1099511627776 is outside the flat index's range [0, 2**31)
+    """
+    if not arr.size or int(arr.max()) < limit:
+        return
+    k = int(np.argmax(arr >= limit))
+    raise ValueError(
+        f"{_where(k, scalar)} = {arr[k]} is outside the {kind} index's range "
+        f"[0, 2**{limit.bit_length() - 1})"
+    )

@@ -1,0 +1,188 @@
+"""Batch kernels: one compiled loop over a whole id array per operation.
+
+Each loop is built from the single-id operations in :mod:`.element`, so the
+set logic exists once. No kernel raises for bad user input: where a bad id
+matters the kernel reports its position and the Python layer raises.
+"""
+
+import numpy as np
+from numba import njit
+
+from .element import find, push, swap_remove
+
+
+@njit(cache=True)
+def add(sparse, dense, n, ids):
+    """Append the non-members of ``ids`` once each, in batch order.
+
+    The caller guarantees ``len(dense) >= min(capacity, n + len(ids))``.
+    Returns ``(new_n, fail)``. If an id is negative or not below capacity,
+    the batch is undone by restoring ``n`` (appends only wrote past it) and
+    ``(n, k)`` comes back with ``k`` the position of that id; otherwise
+    ``fail`` is -1. Checking inside the insertion loop costs one predictable
+    compare, where a validation pass would re-read the whole batch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> add(sparse, dense, 0, np.array([3, 1, 3]))
+    (2, -1)
+    >>> add(sparse, dense, 2, np.array([4, 9]))
+    (2, 1)
+    """
+    capacity = np.uint64(sparse.shape[0])
+    m = n
+    for k in range(ids.shape[0]):
+        x = ids[k]
+        if np.uint64(x) >= capacity:
+            return n, k
+        if find(sparse, dense, m, x) < 0:
+            m = push(sparse, dense, m, x)
+    return m, -1
+
+
+@njit(cache=True)
+def discard(sparse, dense, n, ids):
+    """Swap-and-pop every member of ``ids``, in batch order; return new n.
+
+    Non-members, including ids past capacity, are ignored. The caller has
+    rejected negative ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]))
+    >>> n = discard(sparse, dense, n, np.array([0, 7]))
+    >>> dense[:n].tolist()
+    [3, 2]
+    """
+    for k in range(ids.shape[0]):
+        p = find(sparse, dense, n, ids[k])
+        if p >= 0:
+            n = swap_remove(sparse, dense, n, p)
+    return n
+
+
+@njit(cache=True)
+def contains(sparse, dense, n, ids, out):
+    """Fill ``out[k]`` with the membership of ``ids[k]``.
+
+    Returns the position of the first negative id, or -1. The sign test sits
+    on the absent path only, where it costs nothing for valid input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> out = np.empty(3, np.bool_)
+    >>> contains(sparse, dense, n, np.array([5, 4, 99]), out), out.tolist()
+    (-1, [True, False, False])
+    """
+    first_negative = -1
+    for k in range(ids.shape[0]):
+        x = ids[k]
+        p = find(sparse, dense, n, x)
+        out[k] = p >= 0
+        if p < 0 and x < 0 and first_negative < 0:
+            first_negative = k
+    return first_negative
+
+
+@njit(cache=True)
+def index(sparse, dense, n, ids, out):
+    """Fill ``out[k]`` with the dense position of ``ids[k]``, -1 if absent.
+
+    Returns the position of the first negative id, or -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> out = np.empty(2, np.int64)
+    >>> index(sparse, dense, n, np.array([5, 4]), out), out.tolist()
+    (-1, [1, -1])
+    """
+    first_negative = -1
+    for k in range(ids.shape[0]):
+        x = ids[k]
+        p = find(sparse, dense, n, x)
+        out[k] = p
+        if p < 0 and x < 0 and first_negative < 0:
+            first_negative = k
+    return first_negative
+
+
+@njit(cache=True)
+def first_mismatch(sparse, dense, n, ids, want_member):
+    """First position k where membership of ``ids[k]`` differs from the wish.
+
+    With ``want_member=True`` this finds the first absent id (``remove``'s
+    all-present check, subset tests); with False the first present one
+    (disjointness). Returns -1 when every id matches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> first_mismatch(sparse, dense, n, np.array([5, 3, 4]), True)
+    2
+    """
+    for k in range(ids.shape[0]):
+        if (find(sparse, dense, n, ids[k]) >= 0) != want_member:
+            return k
+    return -1
+
+
+@njit(cache=True)
+def keep_only(sparse, dense, n, ids):
+    """Remove every member not in ``ids``; return the new n.
+
+    Members found in ``ids`` are swapped to the front in batch order, so the
+    removed ones end up past the new n with ``sparse`` pointing at them,
+    exactly as swap-and-pop leaves them (rollback restores them). The caller
+    has rejected negative ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> n = keep_only(sparse, dense, n, np.array([4, 2, 6]))
+    >>> dense[:n].tolist()
+    [4, 2]
+    """
+    kept = 0
+    for k in range(ids.shape[0]):
+        x = ids[k]
+        p = find(sparse, dense, n, x)
+        if p >= kept:
+            # Swap x into slot `kept`; positions below it are settled.
+            other = dense[np.uint32(kept)]
+            dense[np.uint32(kept)] = x
+            sparse[np.uint64(x)] = np.uint32(kept)
+            dense[np.uint64(p)] = other
+            sparse[np.uint64(other)] = np.uint32(p)
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
+def sort(sparse, dense, n):
+    """Sort ``dense[:n]`` ascending and point ``sparse`` at the new positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([5, 1, 3]))
+    >>> sort(sparse, dense, n); dense[:n].tolist()
+    [1, 3, 5]
+    """
+    dense[:n].sort()
+    for k in range(n):
+        sparse[np.uint64(dense[k])] = np.uint32(k)
