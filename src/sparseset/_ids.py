@@ -118,12 +118,8 @@ def reject_negative(arr: np.ndarray, scalar: bool = False) -> None:
     ValueError: ids must be non-negative: ids[1] = -2
     """
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
-        raise_negative(arr, int(np.argmax(arr < 0)), scalar)
-
-
-def raise_negative(arr: np.ndarray, k: int, scalar: bool = False) -> None:
-    """Raise the error for the negative id at position ``k``."""
-    raise ValueError(f"ids must be non-negative: {_where(k, scalar)} = {arr[k]}")
+        k = int(np.argmax(arr < 0))
+        raise ValueError(f"ids must be non-negative: {_where(k, scalar)} = {arr[k]}")
 
 
 def reject_out_of_range(

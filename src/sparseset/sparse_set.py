@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import kernels
-from ._ids import as_ids, raise_negative, reject_negative, reject_out_of_range
+from ._ids import as_ids, reject_negative, reject_out_of_range
 
 #: dtype of ``dense`` for the flat index: its ids live in [0, 2**31).
 ID_DTYPE = np.dtype(np.int32)
@@ -453,9 +453,8 @@ class SparseSet(MutableSet):
         arr, scalar = as_ids(ids)
         a = self._arrays
         out = np.empty(arr.shape[0], np.bool_)
-        bad = kernels.contains(a.sparse, a.dense, a.n, arr, out)
-        if bad >= 0:
-            raise_negative(arr, bad, scalar)
+        if kernels.contains(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
         return bool(out[0]) if scalar else out
 
     def __contains__(self, x: object) -> bool:
@@ -475,9 +474,8 @@ class SparseSet(MutableSet):
         arr, scalar = as_ids(ids)
         a = self._arrays
         out = np.empty(arr.shape[0], np.int64)
-        bad = kernels.index(a.sparse, a.dense, a.n, arr, out)
-        if bad >= 0:
-            raise_negative(arr, bad, scalar)
+        if kernels.index(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
         return int(out[0]) if scalar else out
 
     # -- set algebra ------------------------------------------------------

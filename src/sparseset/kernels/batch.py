@@ -69,8 +69,9 @@ def discard(sparse, dense, n, ids):
 def contains(sparse, dense, n, ids, out):
     """Fill ``out[k]`` with the membership of ``ids[k]``.
 
-    Returns the position of the first negative id, or -1. The sign test sits
-    on the absent path only, where it costs nothing for valid input.
+    Returns True if some id may be negative: the sign bits of all ids are
+    OR-ed together, which costs no branch, so the caller looks for the
+    culprit only when this says so (a uint64 id past 2**63 also sets it).
 
     Examples
     --------
@@ -79,23 +80,21 @@ def contains(sparse, dense, n, ids, out):
     >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
     >>> out = np.empty(3, np.bool_)
     >>> contains(sparse, dense, n, np.array([5, 4, 99]), out), out.tolist()
-    (-1, [True, False, False])
+    (False, [True, False, False])
     """
-    first_negative = -1
+    signs = np.int64(0)
     for k in range(ids.shape[0]):
         x = ids[k]
-        p = find(sparse, dense, n, x)
-        out[k] = p >= 0
-        if p < 0 and x < 0 and first_negative < 0:
-            first_negative = k
-    return first_negative
+        out[k] = find(sparse, dense, n, x) >= 0
+        signs |= np.int64(x)
+    return signs < 0
 
 
 @njit(cache=True)
 def index(sparse, dense, n, ids, out):
     """Fill ``out[k]`` with the dense position of ``ids[k]``, -1 if absent.
 
-    Returns the position of the first negative id, or -1.
+    Returns True if some id may be negative, as :func:`contains` does.
 
     Examples
     --------
@@ -104,16 +103,14 @@ def index(sparse, dense, n, ids, out):
     >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
     >>> out = np.empty(2, np.int64)
     >>> index(sparse, dense, n, np.array([5, 4]), out), out.tolist()
-    (-1, [1, -1])
+    (False, [1, -1])
     """
-    first_negative = -1
+    signs = np.int64(0)
     for k in range(ids.shape[0]):
         x = ids[k]
-        p = find(sparse, dense, n, x)
-        out[k] = p
-        if p < 0 and x < 0 and first_negative < 0:
-            first_negative = k
-    return first_negative
+        out[k] = find(sparse, dense, n, x)
+        signs |= np.int64(x)
+    return signs < 0
 
 
 @njit(cache=True)
