@@ -55,6 +55,9 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
             arr = np.asarray(ids)
         except (OverflowError, ValueError):
             arr = np.array(ids, dtype=object)
+        if arr.ndim == 1 and arr.dtype.kind not in "iu":
+            # numpy inferred float or object from a mix; judge each element.
+            return _from_objects(np.array(ids, dtype=object), scalar=False), False
     elif hasattr(ids, "__array__"):
         arr = np.asarray(ids)
     elif isinstance(ids, Iterable) and not isinstance(ids, str | bytes | dict):
@@ -75,6 +78,8 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
         )
     kind = arr.dtype.kind
     if kind in "iu":
+        if not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         return arr, scalar
     if kind == "O":
         return _from_objects(arr, scalar), scalar
@@ -91,7 +96,7 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
 def _from_objects(arr: np.ndarray, scalar: bool) -> np.ndarray:
     """Convert an object array of Python ints, rejecting anything else."""
     values = []
-    for k, value in enumerate(arr.tolist()):
+    for k, value in enumerate(arr):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise TypeError(
                 f"ids must be integers, not {type(value).__name__}: "
@@ -123,12 +128,17 @@ def reject_negative(arr: np.ndarray, scalar: bool = False) -> None:
 
 
 def reject_out_of_range(
-    arr: np.ndarray, limit: int, kind: str, scalar: bool = False
+    arr: np.ndarray,
+    limit: int,
+    kind: str,
+    scalar: bool = False,
+    source: Any = None,
 ) -> None:
     """Raise ``ValueError`` for the first id at or past ``limit``.
 
-    ``kind`` names the index whose range is ``[0, limit)``; the message
-    points to the kinds that would take the id.
+    ``kind`` names the index whose range is ``[0, limit)``. ``source`` is
+    the caller's original argument: Python ints past 2**64 were clipped in
+    ``arr``, and the message should show the value the caller wrote.
 
     Examples
     --------
@@ -141,6 +151,25 @@ def reject_out_of_range(
         return
     k = int(np.argmax(arr >= limit))
     raise ValueError(
-        f"{_where(k, scalar)} = {arr[k]} is outside the {kind} index's range "
+        f"{describe(arr, k, scalar, source)} is outside the {kind} index's range "
         f"[0, 2**{limit.bit_length() - 1})"
     )
+
+
+def describe(arr: np.ndarray, k: int, scalar: bool, source: Any = None) -> str:
+    """``"ids[k] = value"`` (``"id = value"`` for a scalar), for messages.
+
+    ``source`` is the caller's original argument: Python ints past 2**64
+    were clipped in ``arr``, and a message should show what the caller wrote.
+
+    Examples
+    --------
+    >>> describe(np.array([3, 2**64 - 1]), 1, False, [3, 2**70])
+    'ids[1] = 1180591620717411303424'
+    """
+    value = arr[k]
+    if isinstance(source, list | tuple):
+        value = source[k]
+    elif scalar and isinstance(source, int):
+        value = source
+    return f"{_where(k, scalar)} = {value}"

@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 
 from . import kernels
-from ._ids import as_ids, reject_negative, reject_out_of_range
+from ._ids import as_ids, describe, reject_negative, reject_out_of_range
 
 #: dtype of ``dense`` for the flat index: its ids live in [0, 2**31).
 ID_DTYPE = np.dtype(np.int32)
 #: dtype of ``sparse``: a position in dense, compared unsigned.
 POSITION_DTYPE = np.dtype(np.uint32)
+#: The index kinds a set can be built on.
+INDEX_KINDS = ("flat",)
 #: The flat index covers ids in [0, FLAT_LIMIT).
 FLAT_LIMIT = 2**31
 #: Smallest capacity a growing set jumps to, so tiny sets don't regrow per add.
@@ -34,16 +36,19 @@ _set_serial = itertools.count()
 class _Arrays:
     """The mutable state a set's kernels work on.
 
-    Kept apart from the set so that a jit twin can stand in for it later:
-    whatever holds ``sparse``, ``dense`` and ``n`` is the set.
+    Kept apart from the set so that its jit twin can stand in for it: the
+    twin has the same attributes, so once it exists the set and the twin
+    share one state. ``epoch`` counts the changes that invalidate
+    checkpoints (adds, clears, sorts, growth), wherever they happen.
     """
 
-    __slots__ = ("dense", "n", "sparse")
+    __slots__ = ("dense", "epoch", "n", "sparse")
 
     def __init__(self, sparse: np.ndarray, dense: np.ndarray, n: int) -> None:
         self.sparse = sparse
         self.dense = dense
         self.n = n
+        self.epoch = 0
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Checkpoint:
     owner: int
     serial: int
     size: int
+    epoch: int
 
 
 class SparseSet(MutableSet):
@@ -68,6 +74,9 @@ class SparseSet(MutableSet):
     capacity : int, optional
         Ids the set can hold before it grows: a hint, not a limit. Ids of
         the default flat index live in ``[0, 2**31)``.
+    index : {"flat"}, optional
+        How ids map to positions. ``"flat"`` (the default) is one uint32
+        slot per id of the space ``[0, capacity)``.
 
     Examples
     --------
@@ -84,7 +93,12 @@ class SparseSet(MutableSet):
     __slots__ = ("_arrays", "_checkpoints", "_serial")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
-    def __init__(self, capacity: int = 0) -> None:
+    def __init__(self, capacity: int = 0, index: str = "flat") -> None:
+        if index not in INDEX_KINDS:
+            raise ValueError(
+                f"index = {index!r} is not an index kind; choose one of "
+                f"{', '.join(map(repr, INDEX_KINDS))}"
+            )
         capacity = _check_capacity(capacity)
         self._arrays = _Arrays(
             np.empty(capacity, POSITION_DTYPE), np.empty(capacity, ID_DTYPE), 0
@@ -198,7 +212,7 @@ class SparseSet(MutableSet):
         sparse = np.empty(capacity, POSITION_DTYPE)
         sparse[: old.shape[0]] = old
         a.sparse = sparse
-        self._checkpoints.clear()
+        a.epoch += 1
 
     def _grow_dense(self, needed: int) -> None:
         a = self._arrays
@@ -208,9 +222,9 @@ class SparseSet(MutableSet):
             return
         length = min(max(needed, 2 * old.shape[0], _MIN_GROWTH), a.sparse.shape[0])
         dense = np.empty(length, ID_DTYPE)
-        dense[: a.n] = old[: a.n]
+        # Copy past n too: ids removed since a checkpoint live there.
+        dense[: old.shape[0]] = old
         a.dense = dense
-        self._checkpoints.clear()
 
     def _members(self) -> np.ndarray:
         a = self._arrays
@@ -263,33 +277,45 @@ class SparseSet(MutableSet):
         arr, scalar = as_ids(ids)
         a = self._arrays
         n = a.n
-        if self._checkpoints:
+        if self._checkpoints and self._checkpoints[-1].epoch == a.epoch:
             # The kernel's in-loop check undoes a failed batch by restoring n,
             # which would clobber the removed ids a checkpoint still needs.
-            self._make_room(arr, scalar)
+            self._make_room(arr, scalar, ids)
         dense = a.dense
         self._grow_dense(n + arr.shape[0])
         new_n, fail = kernels.add(a.sparse, a.dense, n, arr)
         if fail >= 0:
             try:
-                self._make_room(arr, scalar)
+                self._make_room(arr, scalar, ids)
             except (TypeError, ValueError):
                 a.dense = dense
                 raise
             self._grow_dense(n + arr.shape[0])
             new_n, fail = kernels.add(a.sparse, a.dense, n, arr)
         a.n = new_n
-        self._checkpoints.clear()
+        a.epoch += 1
         return new_n - n
 
-    def _make_room(self, arr: np.ndarray, scalar: bool) -> None:
+    def _make_room(self, arr: np.ndarray, scalar: bool, source: Any = None) -> None:
         """Validate a batch for ``add`` and grow capacity to hold it."""
         reject_negative(arr, scalar)
-        reject_out_of_range(arr, FLAT_LIMIT, "flat", scalar)
+        reject_out_of_range(arr, FLAT_LIMIT, "flat", scalar, source)
         if arr.size:
             top = int(arr.max())
             if top >= self.capacity:
                 self._grow_sparse(top + 1)
+
+    def _removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """Validate ids for a removal; copy them if they alias ``dense``.
+
+        ``s.discard(s.ids)`` would otherwise read ids that its own swaps
+        are moving.
+        """
+        arr, scalar = as_ids(ids)
+        reject_negative(arr, scalar)
+        if np.may_share_memory(arr, self._arrays.dense):
+            arr = arr.copy()
+        return arr, scalar
 
     def discard(self, ids: Any) -> int:
         """Remove the ids that are members, ignore the rest.
@@ -302,8 +328,7 @@ class SparseSet(MutableSet):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
-        arr, scalar = as_ids(ids)
-        reject_negative(arr, scalar)
+        arr, _ = self._removal_batch(ids)
         a = self._arrays
         n = a.n
         a.n = kernels.discard(a.sparse, a.dense, n, arr)
@@ -325,13 +350,13 @@ class SparseSet(MutableSet):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
-        arr, scalar = as_ids(ids)
-        reject_negative(arr, scalar)
+        arr, scalar = self._removal_batch(ids)
         a = self._arrays
         k = kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True)
         if k >= 0:
-            where = "id" if scalar else f"ids[{k}]"
-            raise KeyError(f"{where} = {arr[k]} is not a member; nothing was removed")
+            raise KeyError(
+                f"{describe(arr, k, scalar, ids)} is not a member; nothing was removed"
+            )
         return self.discard(arr)
 
     def keep_only(self, ids: Any) -> int:
@@ -343,8 +368,7 @@ class SparseSet(MutableSet):
         >>> s.keep_only([4, 2, 9]), sorted(s)
         (2, [2, 4])
         """
-        arr, scalar = as_ids(ids)
-        reject_negative(arr, scalar)
+        arr, _ = self._removal_batch(ids)
         a = self._arrays
         n = a.n
         a.n = kernels.keep_only(a.sparse, a.dense, n, arr)
@@ -359,7 +383,7 @@ class SparseSet(MutableSet):
         0
         """
         self._arrays.n = 0
-        self._checkpoints.clear()
+        self._arrays.epoch += 1
 
     def pop(self) -> int:
         """Remove and return the last member in dense order.
@@ -385,7 +409,7 @@ class SparseSet(MutableSet):
         """
         a = self._arrays
         kernels.sort(a.sparse, a.dense, a.n)
-        self._checkpoints.clear()
+        a.epoch += 1
 
     # -- backtracking -----------------------------------------------------
 
@@ -403,8 +427,12 @@ class SparseSet(MutableSet):
         >>> s.rollback(token); sorted(s)
         [1, 2, 3]
         """
-        token = Checkpoint(self._serial, len(self._checkpoints), len(self))
-        self._checkpoints.append(token)
+        a = self._arrays
+        stack = self._checkpoints
+        if stack and stack[-1].epoch != a.epoch:
+            stack.clear()  # all stale: the epoch only moves forward
+        token = Checkpoint(self._serial, len(stack), a.n, a.epoch)
+        stack.append(token)
         return token
 
     def rollback(self, token: Checkpoint) -> None:
@@ -426,7 +454,8 @@ class SparseSet(MutableSet):
             not isinstance(token, Checkpoint)
             or token.owner != self._serial
             or token.serial >= len(stack)
-            or stack[token.serial] != token
+            or stack[token.serial] is not token
+            or token.epoch != self._arrays.epoch
         ):
             raise ValueError(
                 f"{token!r} is not a live checkpoint of this set: an add, clear, "
@@ -521,63 +550,65 @@ class SparseSet(MutableSet):
         o = other._arrays
         return kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
 
-    def _binary(self, other: Any, op: Any) -> Any:
+    def _binary(self, other: Any, on_sparse: Any, on_ids: Any) -> Any:
+        """Dispatch an operator: kernels for a SparseSet, the named method
+        (which takes any ids) for another kind of set, NotImplemented else."""
         if isinstance(other, SparseSet):
-            return op(self, other)
+            return on_sparse(self, other)
         if isinstance(other, AbstractSet):
-            return op(self, self._operand(list(other)))
-        return NotImplemented
-
-    def _reflected(self, other: Any, op: Any) -> Any:
-        if isinstance(other, AbstractSet) and not isinstance(other, SparseSet):
-            return op(self._operand(list(other)), self)
+            return on_ids(self, list(other))
         return NotImplemented
 
     def __and__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._and)
+        return self._binary(other, SparseSet._and, SparseSet.intersection)
 
     def __or__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._or)
+        return self._binary(other, SparseSet._or, SparseSet.union)
 
     def __sub__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._sub)
+        return self._binary(other, SparseSet._sub, SparseSet.difference)
 
     def __xor__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._xor)
+        return self._binary(other, SparseSet._xor, SparseSet.symmetric_difference)
 
-    def __rand__(self, other: Any) -> Any:
-        return self._reflected(other, SparseSet._and)
-
-    def __ror__(self, other: Any) -> Any:
-        return self._reflected(other, SparseSet._or)
+    # Reached only when the left operand is another kind of set.
+    __rand__ = __and__
+    __ror__ = __or__
+    __rxor__ = __xor__
 
     def __rsub__(self, other: Any) -> Any:
-        return self._reflected(other, SparseSet._sub)
-
-    def __rxor__(self, other: Any) -> Any:
-        return self._reflected(other, SparseSet._xor)
+        return self._binary(
+            other, SparseSet._sub, lambda s, ids: s.from_ids(ids)._sub(s)
+        )
 
     def __le__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._le)
+        return self._binary(other, SparseSet._le, SparseSet.issubset)
 
     def __lt__(self, other: Any) -> Any:
-        return self._binary(other, lambda a, b: len(a) < len(b) and a._le(b))
+        return self._binary(
+            other,
+            lambda a, b: len(a) < len(b) and a._le(b),
+            lambda a, ids: len(a) < len(ids) and a.issubset(ids),
+        )
 
     def __ge__(self, other: Any) -> Any:
-        return self._binary(other, lambda a, b: b._le(a))
+        return self._binary(other, lambda a, b: b._le(a), SparseSet.issuperset)
 
     def __gt__(self, other: Any) -> Any:
-        return self._binary(other, lambda a, b: len(a) > len(b) and b._le(a))
+        return self._binary(
+            other,
+            lambda a, b: len(a) > len(b) and b._le(a),
+            lambda a, ids: len(a) > len(ids) and a.issuperset(ids),
+        )
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SparseSet):
             return len(self) == len(other) and self._le(other)
         if isinstance(other, AbstractSet):
             try:
-                operand = self._operand(list(other))
+                return len(self) == len(other) and self.issubset(list(other))
             except (TypeError, ValueError):
                 return False  # it holds something that cannot be an id
-            return len(self) == len(operand) and self._le(operand)
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:

@@ -8,14 +8,16 @@ matters the kernel reports its position and the Python layer raises.
 import numpy as np
 from numba import njit
 
-from .element import find, push, swap_remove
+from .element import find, move_row, push, swap_remove
 
 
 @njit(cache=True)
-def add(sparse, dense, n, ids):
+def upsert(sparse, dense, n, ids, positions):
     """Append the non-members of ``ids`` once each, in batch order.
 
     The caller guarantees ``len(dense) >= min(capacity, n + len(ids))``.
+    Unless ``positions`` is empty, ``positions[k]`` receives the dense
+    position of ``ids[k]``, new or not (a store writes its rows there).
     Returns ``(new_n, fail)``. If an id is negative or not below capacity,
     the batch is undone by restoring ``n`` (appends only wrote past it) and
     ``(n, k)`` comes back with ``k`` the position of that id; otherwise
@@ -26,28 +28,77 @@ def add(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> add(sparse, dense, 0, np.array([3, 1, 3]))
-    (2, -1)
-    >>> add(sparse, dense, 2, np.array([4, 9]))
-    (2, 1)
+    >>> positions = np.empty(3, np.int64)
+    >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions), positions
+    ((2, -1), array([0, 1, 0]))
     """
     capacity = np.uint64(sparse.shape[0])
+    record = positions.shape[0] != 0
     m = n
     for k in range(ids.shape[0]):
         x = ids[k]
         if np.uint64(x) >= capacity:
             return n, k
-        if find(sparse, dense, m, x) < 0:
+        p = find(sparse, dense, m, x)
+        if p < 0:
+            p = m
             m = push(sparse, dense, m, x)
+        if record:
+            positions[k] = p
     return m, -1
 
 
 @njit(cache=True)
-def discard(sparse, dense, n, ids):
-    """Swap-and-pop every member of ``ids``, in batch order; return new n.
+def add(sparse, dense, n, ids):
+    """:func:`upsert` without recording positions: a set's ``add``.
 
-    Non-members, including ids past capacity, are ignored. The caller has
-    rejected negative ids.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> add(sparse, dense, 0, np.array([3, 1, 3]))
+    (2, -1)
+    >>> add(sparse, dense, 2, np.array([4, 9]))
+    (2, 1)
+    """
+    return upsert(sparse, dense, n, ids, np.empty(0, np.int64))
+
+
+@njit(cache=True)
+def discard_rows(sparse, dense, n, ids, rows):
+    """Swap-and-pop every member of ``ids`` in batch order, moving its rows.
+
+    ``rows`` is a tuple of 2-D arrays (a store's columns, viewed as words),
+    whose row ``p`` belongs to ``dense[p]``; each removal copies the last
+    member's row of every column into the hole. Non-members, including ids
+    past capacity, are ignored; the caller has rejected negative ids.
+    Returns the new n.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]))
+    >>> mass = np.array([[10], [12], [13]], np.int64)
+    >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,))
+    >>> dense[:n].tolist(), mass[:n, 0].tolist()
+    ([3, 2], [13, 12])
+    """
+    # A set's lone zero-width column needs no call per removal (the call
+    # stays out of line and would double the cost of a plain discard).
+    has_rows = len(rows) > 1 or rows[0].shape[1] > 0
+    for k in range(ids.shape[0]):
+        p = find(sparse, dense, n, ids[k])
+        if p >= 0:
+            n = swap_remove(sparse, dense, n, p)
+            if has_rows:
+                move_row(rows, n, p)
+    return n
+
+
+@njit(cache=True)
+def discard(sparse, dense, n, ids):
+    """:func:`discard_rows` for a set without columns; returns the new n.
 
     Examples
     --------
@@ -58,11 +109,8 @@ def discard(sparse, dense, n, ids):
     >>> dense[:n].tolist()
     [3, 2]
     """
-    for k in range(ids.shape[0]):
-        p = find(sparse, dense, n, ids[k])
-        if p >= 0:
-            n = swap_remove(sparse, dense, n, p)
-    return n
+    # One zero-width column: numba cannot iterate an empty tuple.
+    return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),))
 
 
 @njit(cache=True)
