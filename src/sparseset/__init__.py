@@ -15,6 +15,13 @@ True
 """
 
 from .sparse_set import Checkpoint, SparseSet
+from .store import ComponentStore, SparseMap, UnknownColumnError
 
-__all__ = ["Checkpoint", "SparseSet"]
+__all__ = [
+    "Checkpoint",
+    "ComponentStore",
+    "SparseMap",
+    "SparseSet",
+    "UnknownColumnError",
+]
 __version__ = "0.1.0"

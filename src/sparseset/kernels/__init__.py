@@ -12,23 +12,30 @@ from .batch import (
     add,
     contains,
     discard,
+    discard_rows,
     first_mismatch,
     index,
     keep_only,
     sort,
+    upsert,
 )
-from .element import find, push, swap_remove
+from .element import find, move_row, push, swap_remove
+from .rows import scatter_rows
 
 __all__ = [
     "add",
     "contains",
     "discard",
+    "discard_rows",
     "filter_into",
     "find",
     "first_mismatch",
     "index",
     "keep_only",
+    "move_row",
     "push",
+    "scatter_rows",
     "sort",
     "swap_remove",
+    "upsert",
 ]

@@ -1,0 +1,668 @@
+"""Component storage: ids with named struct-of-arrays columns, and SparseMap.
+
+A :class:`ComponentStore` is a :class:`~sparseset.SparseSet` of ids plus one
+numpy array per column, whose row ``p`` belongs to the id at ``dense[p]``.
+Swap-and-pop removal moves the rows of every column inside the same kernel
+pass that moves the id, so the columns stay packed and aligned: a system
+iterates ``store["pos"]`` as one contiguous array.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+import numpy as np
+
+from . import kernels
+from ._ids import as_ids, describe
+from .sparse_set import SparseSet, _Arrays
+
+#: Names a column cannot take: the jit twin's own members.
+RESERVED_NAMES = frozenset(
+    {"sparse", "dense", "n", "epoch", "size", "ids", "add", "remove"}
+    | {"contains", "index", "grow", "columns"}
+)
+_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
+# discard_rows needs at least one column to unroll over (see kernels.discard).
+_NO_ROWS = (np.empty((0, 0), np.uint8),)
+
+
+class UnknownColumnError(KeyError, TypeError):
+    """A column name the store does not have.
+
+    It is a ``KeyError`` (``store["nope"]``) and a ``TypeError`` (like an
+    unexpected keyword argument in ``store.add(ids, nope=...)``).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _StoreArrays(_Arrays):
+    """A set's state plus one attribute per column (like the jit twin)."""
+
+    __slots__ = ("__dict__",)
+
+
+def _parse_schema(schema: Any) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+    """Normalise a schema to ``{name: (dtype, row_shape)}``.
+
+    Accepts ``{"pos": ("f8", 3), "mass": "f4"}`` (a dtype, or a dtype with a
+    row shape) or a numpy structured dtype (one column per field).
+    """
+    if isinstance(schema, np.dtype) or (
+        not isinstance(schema, Mapping) and schema is not None
+    ):
+        dtype = np.dtype(schema)
+        if dtype.names is None:
+            raise TypeError(
+                f"schema must be a dict of columns or a structured dtype, "
+                f"got {schema!r}"
+            )
+        schema = {name: dtype.fields[name][0] for name in dtype.names}
+    parsed = {}
+    for name, spec in (schema or {}).items():
+        if (
+            not isinstance(name, str)
+            or not name.isidentifier()
+            or keyword.iskeyword(name)
+        ):
+            raise ValueError(f"column name {name!r} is not a Python identifier")
+        if name in RESERVED_NAMES or name.startswith("_"):
+            raise ValueError(
+                f"column name {name!r} is reserved; avoid leading underscores and "
+                f"{sorted(RESERVED_NAMES)}"
+            )
+        if isinstance(spec, tuple) and len(spec) == 2:
+            dtype, shape = np.dtype(spec[0]), spec[1]
+            shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
+        else:
+            dtype, shape = np.dtype(spec), ()
+        # A sub-array dtype such as ("f8", (3,)) carries its own row shape.
+        shape = tuple(int(s) for s in dtype.shape + shape)
+        dtype = dtype.base
+        if dtype.hasobject:
+            raise TypeError(f"column {name!r}: object dtypes cannot be stored")
+        if any(s <= 0 for s in shape):
+            raise ValueError(f"column {name!r}: row shape {shape} holds no data")
+        parsed[name] = (dtype, shape)
+    return parsed
+
+
+def _words(column: np.ndarray) -> np.ndarray:
+    """``column`` as a 2-D array of the widest unsigned word its rows allow.
+
+    Row kernels move words, not typed values, so one compiled loop serves
+    every dtype.
+    """
+    rows = column.reshape(column.shape[0], -1)
+    row_bytes = rows.shape[1] * column.dtype.itemsize
+    word = next(size for size in _WORDS if row_bytes % size == 0)
+    return rows.view(np.uint8).view(_WORDS[word])
+
+
+class ComponentStore:
+    """Ids with named struct-of-arrays columns, aligned row for row.
+
+    Parameters
+    ----------
+    schema : dict or numpy structured dtype
+        Column name -> dtype, or ``(dtype, row_shape)``:
+        ``{"pos": ("f8", 3), "vel": ("f8", 3), "mass": "f4"}``. An empty
+        dict makes a tag store (membership only).
+    capacity : int, optional
+        Ids that fit before the store grows (a hint).
+    index : {"flat"}, optional
+        The id index, as for :class:`~sparseset.SparseSet`.
+
+    Notes
+    -----
+    ``store["pos"]`` is a writable view of the rows of the current members.
+    Growth (adding past the allocated rows, or ``reserve``) reallocates the
+    columns: a view taken before then still holds the old rows, so take a
+    fresh view after adding. Removals and ``clear`` keep the arrays but
+    shrink the member count, so a view taken before them is longer than the
+    store. No data is ever lost by growing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> store = ComponentStore({"pos": ("f8", 2), "vel": ("f8", 2)})
+    >>> store.add([7, 3], pos=[[0, 0], [1, 1]], vel=[[1, 1], [0.5, 0.5]])
+    2
+    >>> store["pos"] += store["vel"] * 2.0
+    >>> store.get(3)["pos"].tolist()
+    [2.0, 2.0]
+    """
+
+    def __init__(self, schema: Any, capacity: int = 0, index: str = "flat") -> None:
+        self._schema = _parse_schema(schema)
+        self._keys = SparseSet(capacity, index)
+        old = self._keys._arrays
+        state = _StoreArrays(old.sparse, old.dense, old.n)
+        self._keys._arrays = state
+        for name, (dtype, shape) in self._schema.items():
+            setattr(state, name, np.zeros((old.dense.shape[0], *shape), dtype))
+
+    # -- schema and storage -----------------------------------------------
+
+    @property
+    def schema(self) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+        """Column name -> ``(dtype, row_shape)``.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f4"}).schema
+        {'mass': (dtype('float32'), ())}
+        """
+        return dict(self._schema)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column names, in schema order.
+
+        Examples
+        --------
+        >>> ComponentStore({"pos": ("f8", 3), "mass": "f4"}).columns
+        ('pos', 'mass')
+        """
+        return tuple(self._schema)
+
+    def _column(self, name: str) -> np.ndarray:
+        if name not in self._schema:
+            raise UnknownColumnError(
+                f"{name!r} is not a column of this store; columns: "
+                f"{', '.join(self._schema) or '(none)'}"
+            )
+        array: np.ndarray = getattr(self._keys._arrays, name)
+        return array
+
+    def _rows(self) -> tuple[np.ndarray, ...]:
+        """Every column as words, for the row-moving kernels."""
+        return tuple(_words(self._column(name)) for name in self._schema) or _NO_ROWS
+
+    def _fit_columns(self) -> None:
+        """Give every column as many rows as ``dense`` has slots."""
+        state = self._keys._arrays
+        rows, n = state.dense.shape[0], state.n
+        for name, (dtype, shape) in self._schema.items():
+            old = getattr(state, name)
+            if old.shape[0] < rows:
+                column = np.empty((rows, *shape), dtype)
+                column[:n] = old[:n]
+                setattr(state, name, column)
+
+    def reserve(self, capacity: int) -> None:
+        """Grow storage so ids below ``capacity`` fit without regrowth.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"mass": "f4"}); store.reserve(100)
+        >>> store.capacity
+        100
+        """
+        self._keys.reserve(capacity)
+        self._fit_columns()
+
+    @property
+    def capacity(self) -> int:
+        """Ids in ``[0, capacity)`` fit without growing the index.
+
+        Examples
+        --------
+        >>> ComponentStore({}, capacity=10).capacity
+        10
+        """
+        return self._keys.capacity
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index, the ids and every column.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f8"}, capacity=10).nbytes
+        160
+        """
+        return self._keys.nbytes + sum(
+            self._column(name).nbytes for name in self._schema
+        )
+
+    # -- values in, values out --------------------------------------------
+
+    def _prepare(self, count: int, columns: dict[str, Any]) -> dict[str, np.ndarray]:
+        """Cast and broadcast column values to ``(count, *row_shape)``.
+
+        Raises before anything is changed: ``UnknownColumnError`` for a name
+        the store lacks, ``TypeError`` for values that cannot be cast with
+        ``casting="same_kind"``, ``ValueError`` for a shape that does not
+        broadcast.
+        """
+        prepared = {}
+        for name, value in columns.items():
+            self._column(name)
+            dtype, shape = self._schema[name]
+            array = np.asarray(value)
+            if not np.can_cast(array.dtype, dtype, casting="same_kind"):
+                raise TypeError(
+                    f"column {name!r}: cannot cast {array.dtype} values to {dtype} "
+                    f"(casting='same_kind')"
+                )
+            try:
+                array = np.broadcast_to(array, (count, *shape))
+            except ValueError:
+                raise ValueError(
+                    f"column {name!r}: values of shape {array.shape} do not "
+                    f"broadcast to {(count, *shape)} ({count} ids, rows of "
+                    f"shape {shape})"
+                ) from None
+            prepared[name] = np.ascontiguousarray(array, dtype=dtype)
+        return prepared
+
+    def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
+        for name, array in values.items():
+            kernels.scatter_rows(_words(self._column(name)), positions, _words(array))
+
+    def add(self, ids: Any, **columns: Any) -> int:
+        """Add ids with their rows, or replace the rows of members.
+
+        Like ``dict.update``: a repeated id takes its last value. On new
+        rows, columns not given are zero-filled; on replaced rows they are
+        left as they were. Returns how many ids were new. The whole batch
+        is validated before anything changes.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4", "armor": "i4"})
+        >>> store.add([1, 2, 1], hp=[10, 20, 30])
+        2
+        >>> store.add(2, armor=5)
+        0
+        >>> store.get([1, 2])
+        {'hp': array([30, 20], dtype=int32), 'armor': array([0, 5], dtype=int32)}
+        """
+        arr, scalar = as_ids(ids)
+        values = self._prepare(arr.shape[0], columns)
+        keys = self._keys
+        keys._make_room(arr, scalar, ids)
+        state = keys._arrays
+        n = state.n
+        keys._grow_dense(n + arr.shape[0])
+        self._fit_columns()
+        positions = np.empty(arr.shape[0], np.int64)
+        new_n, _ = kernels.upsert(state.sparse, state.dense, n, arr, positions)
+        state.n = new_n
+        state.epoch += 1
+        for name in self._schema:
+            if name not in values:
+                self._column(name)[n:new_n] = 0
+        self._scatter(positions, values)
+        return int(new_n - n)
+
+    def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """Dense positions of ids that must all be members (else KeyError)."""
+        arr, scalar = as_ids(ids)
+        positions = self._keys.index(arr)
+        if positions.shape[0] and positions.min() < 0:
+            k = int(np.argmax(positions < 0))
+            raise KeyError(f"{describe(arr, k, scalar, ids)} is not in the store")
+        return positions, scalar
+
+    def set(self, ids: Any, **columns: Any) -> None:
+        """Replace column values of ids that must all be members.
+
+        Raises ``KeyError`` naming the first absent id, changing nothing.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([4, 5])
+        2
+        >>> store.set(5, hp=9); store["hp"].tolist()
+        [0, 9]
+        """
+        positions, _ = self._positions(ids)
+        self._scatter(positions, self._prepare(positions.shape[0], columns))
+
+    def get(self, ids: Any) -> dict[str, Any]:
+        """The rows of ids that must all be members, column by column.
+
+        A batch gives arrays with a leading axis in the order of ``ids``;
+        one id gives single rows. Raises ``KeyError`` naming the first
+        absent id.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2)})
+        >>> store.add([4, 5], pos=[[1, 2], [3, 4]])
+        2
+        >>> store.get([5])["pos"].tolist(), store.get(4)["pos"].tolist()
+        ([[3.0, 4.0]], [1.0, 2.0])
+        """
+        positions, scalar = self._positions(ids)
+        if scalar:
+            return {
+                name: self._column(name)[positions[0]].copy() for name in self._schema
+            }
+        return {name: self._column(name)[positions] for name in self._schema}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A writable view of column ``name`` over the current members."""
+        return self._column(name)[: len(self)]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """Assign a whole column (broadcast and cast like ``add``'s values).
+
+        ``store["pos"] += v`` lands here with the view it already updated in
+        place, so that case costs nothing.
+        """
+        column = self._column(name)[: len(self)]
+        if (
+            isinstance(value, np.ndarray)
+            and value.base is column.base
+            and value.__array_interface__ == column.__array_interface__
+        ):
+            return
+        column[...] = self._prepare(len(self), {name: value})[name]
+
+    # -- removal ----------------------------------------------------------
+
+    def discard(self, ids: Any) -> int:
+        """Remove the ids that are members with their rows; returns how many.
+
+        Each removal moves the last row of every column into the hole
+        (swap-and-pop), inside one kernel pass.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"})
+        >>> store.add([1, 2, 3], hp=[10, 20, 30])
+        3
+        >>> store.discard([1, 9]), store.ids.tolist(), store["hp"].tolist()
+        (1, [3, 2], [30, 20])
+        """
+        arr, _ = self._keys._removal_batch(ids)
+        state = self._keys._arrays
+        n = state.n
+        state.n = kernels.discard_rows(state.sparse, state.dense, n, arr, self._rows())
+        return int(n - state.n)
+
+    def remove(self, ids: Any) -> int:
+        """Remove ids that must all be members; ``KeyError`` and no change if not.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1, 2])
+        2
+        >>> store.remove([2]), store.ids.tolist()
+        (1, [1])
+        """
+        arr, _ = self._keys._removal_batch(ids)
+        self._positions(arr)
+        return self.discard(arr)
+
+    def clear(self) -> None:
+        """Remove every id in O(1); the arrays are kept for reuse.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1]); store.clear()
+        1
+        >>> len(store)
+        0
+        """
+        self._keys.clear()
+
+    # -- membership -------------------------------------------------------
+
+    def contains(self, ids: Any) -> Any:
+        """Membership of each id (see :meth:`SparseSet.contains`).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4])
+        1
+        >>> store.contains([4, 5]).tolist()
+        [True, False]
+        """
+        return self._keys.contains(ids)
+
+    def index(self, ids: Any) -> Any:
+        """Row of each id, -1 where absent (see :meth:`SparseSet.index`).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4, 6])
+        2
+        >>> store.index(6)
+        1
+        """
+        return self._keys.index(ids)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The member ids, aligned with the rows of every column (read-only).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4, 6])
+        2
+        >>> store.ids.tolist()
+        [4, 6]
+        """
+        return self._keys.ids
+
+    def __contains__(self, x: object) -> bool:
+        return x in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._keys)
+
+    def __repr__(self) -> str:
+        columns = ", ".join(
+            f"{name}: {dtype.str.lstrip('<>|=')}{list(shape) if shape else ''}"
+            for name, (dtype, shape) in self._schema.items()
+        )
+        return f"{type(self).__name__}({{{columns}}}, size={len(self)})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        n = len(self)
+        return {
+            "schema": {
+                name: (dtype.str, shape)
+                for name, (dtype, shape) in self._schema.items()
+            },
+            "capacity": self.capacity,
+            "ids": self.ids.copy(),
+            "columns": {name: self._column(name)[:n].copy() for name in self._schema},
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ComponentStore.__init__(self, state["schema"], state["capacity"])
+        self.add(state["ids"], **state["columns"])
+
+
+class SparseMap(MutableMapping):
+    """A mapping from integer id to one value, on a one-column store.
+
+    Mirrors ``dict`` for single ids (``m[5] = 1.0``, ``m[5]``, ``del m[5]``)
+    and takes whole id arrays in ``m[ids]``, ``m[ids] = values``, ``add``,
+    ``discard``, ``remove`` and ``contains``.
+
+    Parameters
+    ----------
+    dtype : numpy dtype
+        Dtype of the values.
+    shape : int or tuple, optional
+        Shape of one value (a row); scalar values by default.
+    capacity, index
+        As for :class:`ComponentStore`.
+
+    Examples
+    --------
+    >>> m = SparseMap("f8")
+    >>> m[5] = 1.5
+    >>> m[[7, 9]] = [2.0, 3.0]
+    >>> float(m[5]), m[[9, 7]].tolist(), len(m)
+    (1.5, [3.0, 2.0], 3)
+    >>> del m[7]; sorted(m)
+    [5, 9]
+    """
+
+    def __init__(
+        self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "flat"
+    ) -> None:
+        self._store = ComponentStore({"value": (dtype, shape)}, capacity, index)
+
+    @property
+    def store(self) -> ComponentStore:
+        """The underlying one-column store (column ``"value"``)."""
+        return self._store
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The keys as a read-only array, aligned with :attr:`data`.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[3] = 1; m.ids.tolist()
+        [3]
+        """
+        return self._store.ids
+
+    @property
+    def data(self) -> np.ndarray:
+        """The values as a writable array view, aligned with :attr:`ids`.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]; m.data *= 10; m[4]
+        np.int32(20)
+        """
+        return self._store["value"]
+
+    @data.setter
+    def data(self, values: Any) -> None:
+        self._store["value"] = values
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._store.get(key)["value"]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._store.add(key, value=value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._store.remove(key)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{k}: {v!r}"
+            for k, v in zip(self.ids[:6].tolist(), self.data[:6].tolist(), strict=True)
+        )
+        more = ", ..." if len(self) > 6 else ""
+        return f"{type(self).__name__}({{{shown}{more}}}, size={len(self)})"
+
+    def add(self, ids: Any, values: Any = None) -> int:
+        """Set the values of ids, adding the new ones; returns how many were new.
+
+        Without ``values``, new keys get zeros and existing keys keep theirs.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m.add([1, 2], [0.5, 1.5])
+        2
+        """
+        if values is None:
+            return self._store.add(ids)
+        return self._store.add(ids, value=values)
+
+    def discard(self, ids: Any) -> int:
+        """Remove the ids that are keys; returns how many.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.discard([1, 2])
+        1
+        """
+        return self._store.discard(ids)
+
+    def remove(self, ids: Any) -> int:
+        """Remove ids that must all be keys (``KeyError`` and no change if not).
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.remove(1)
+        1
+        """
+        return self._store.remove(ids)
+
+    def contains(self, ids: Any) -> Any:
+        """Whether each id is a key.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.contains([1, 2]).tolist()
+        [True, False]
+        """
+        return self._store.contains(ids)
+
+    def index(self, ids: Any) -> Any:
+        """Position of each id in :attr:`ids`, -1 where absent.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[[5, 6]] = 0.0; m.index(6)
+        1
+        """
+        return self._store.index(ids)
+
+    def clear(self) -> None:
+        """Remove every key in O(1).
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.clear(); len(m)
+        0
+        """
+        self._store.clear()
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Set many keys at once from a mapping or from ``(key, value)`` pairs.
+
+        Examples
+        --------
+        >>> m = SparseMap("i8"); m.update({1: 10, 2: 20}); m.update([(2, 5)])
+        >>> dict(m.items())
+        {1: np.int64(10), 2: np.int64(5)}
+        """
+        if kwargs:
+            raise TypeError("SparseMap keys are integers; keyword updates don't apply")
+        if isinstance(other, SparseMap):
+            self.add(other.ids, other.data)
+            return
+        pairs = list(other.items() if isinstance(other, Mapping) else other)
+        if pairs:
+            keys, values = zip(*pairs, strict=True)
+            self.add(list(keys), list(values))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"store": self._store}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._store = state["store"]
+
+
+__all__ = ["ComponentStore", "SparseMap", "UnknownColumnError"]
