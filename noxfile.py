@@ -1,0 +1,61 @@
+"""nox sessions for sparseset: ``nox`` runs tests and lint; ``nox -s NAME`` the rest.
+
+Sessions run on the interpreter nox itself runs on (no ``python=`` pin), each
+in its own virtualenv, so they need no Python version that is not installed.
+"""
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+
+LINT_PATHS = ["src", "tests", "asv_bench", "noxfile.py"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (extra pytest arguments after ``--``)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff lint and format check, without rewriting anything."""
+    session.install("ruff")
+    session.run("ruff", "check", *LINT_PATHS)
+    session.run("ruff", "format", "--check", *LINT_PATHS)
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy on the package (settings in pyproject.toml)."""
+    # The package itself is installed so mypy sees numpy's and numba's types.
+    session.install("-e", ".", "mypy")
+    session.run("mypy", "src/sparseset")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Quick asv run against this checkout, installed in the session.
+
+    ``--python=same`` benchmarks the session's interpreter with the editable
+    install instead of building every commit into asv's own environments, so
+    it works on uncommitted changes; ``--quick`` times each benchmark once
+    and saves nothing. For a recorded run over commits use ``asv run`` in
+    asv_bench/ directly.
+    """
+    session.install("-e", ".[bench]")
+    session.chdir("asv_bench")
+    # Records this machine's description without prompting (CI has no tty).
+    session.run("asv", "machine", "--yes")
+    session.run("asv", "check", "--python=same")
+    session.run(
+        "asv", "run", "--quick", "--python=same", "--show-stderr", *session.posargs
+    )
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The command-line demo (``python -m sparseset demo``)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "sparseset", "demo", *session.posargs)
