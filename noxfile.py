@@ -52,10 +52,3 @@ def bench(session: nox.Session) -> None:
     session.run(
         "asv", "run", "--quick", "--python=same", "--show-stderr", *session.posargs
     )
-
-
-@nox.session
-def demo(session: nox.Session) -> None:
-    """The command-line demo (``python -m sparseset demo``)."""
-    session.install("-e", ".")
-    session.run("python", "-m", "sparseset", "demo", *session.posargs)

@@ -27,9 +27,6 @@ POSITION_DTYPE = np.dtype(np.uint32)
 INDEX_KINDS = ("flat",)
 #: The flat index covers ids in [0, FLAT_LIMIT).
 FLAT_LIMIT = 2**31
-#: Smallest capacity a growing set jumps to, so tiny sets don't regrow per add.
-_MIN_GROWTH = 16
-
 _set_serial = itertools.count()
 
 
@@ -208,7 +205,7 @@ class SparseSet(MutableSet):
     def _grow_sparse(self, needed: int) -> None:
         a = self._arrays
         old = a.sparse
-        capacity = min(max(needed, 2 * old.shape[0], _MIN_GROWTH), FLAT_LIMIT)
+        capacity = kernels.grown_length(old.shape[0], needed, FLAT_LIMIT)
         sparse = np.empty(capacity, POSITION_DTYPE)
         sparse[: old.shape[0]] = old
         a.sparse = sparse
@@ -220,7 +217,7 @@ class SparseSet(MutableSet):
         needed = min(needed, a.sparse.shape[0])
         if needed <= old.shape[0]:
             return
-        length = min(max(needed, 2 * old.shape[0], _MIN_GROWTH), a.sparse.shape[0])
+        length = kernels.grown_length(old.shape[0], needed, a.sparse.shape[0])
         dense = np.empty(length, ID_DTYPE)
         # Copy past n too: ids removed since a checkpoint live there.
         dense[: old.shape[0]] = old
@@ -258,6 +255,37 @@ class SparseSet(MutableSet):
         more = ", ..." if len(self) > 8 else ""
         body = ", ".join(map(str, shown))
         return f"{type(self).__name__}([{body}{more}], size={len(self)})"
+
+    @property
+    def jit(self) -> Any:
+        """A jitclass twin sharing this set's arrays, for @njit code.
+
+        It has ``contains(i)``, ``index(i)``, ``add(i)`` (True if new; grows
+        inside njit), ``remove(i)`` (False if absent), ``size`` and ``ids``.
+        Built on first use, about a second per process (numba cannot cache
+        jitclasses); afterwards the set and the twin share one state, so
+        what either changes, the other sees. Removals through the twin are
+        covered by checkpoints; adds invalidate them.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> @njit
+        ... def add_evens(js, stop):
+        ...     for i in range(0, stop, 2):
+        ...         js.add(i)
+        ...     return js.size
+        >>> s = SparseSet(); add_evens(s.jit, 10)
+        5
+        >>> s.ids.tolist()
+        [0, 2, 4, 6, 8]
+        """
+        a = self._arrays
+        if type(a) is _Arrays:
+            from .jit import make_twin
+
+            a = self._arrays = make_twin(a, {}, FLAT_LIMIT)
+        return a
 
     # -- batch mutation ---------------------------------------------------
 

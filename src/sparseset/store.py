@@ -17,7 +17,7 @@ import numpy as np
 
 from . import kernels
 from ._ids import as_ids, describe
-from .sparse_set import SparseSet, _Arrays
+from .sparse_set import FLAT_LIMIT, SparseSet, _Arrays
 
 #: Names a column cannot take: the jit twin's own members.
 RESERVED_NAMES = frozenset(
@@ -41,7 +41,10 @@ class UnknownColumnError(KeyError, TypeError):
 
 
 class _StoreArrays(_Arrays):
-    """A set's state plus one attribute per column (like the jit twin)."""
+    """A set's state plus each column's full array as ``_col_<name>``.
+
+    The jit twin has the same attributes, so it can stand in for this.
+    """
 
     __slots__ = ("__dict__",)
 
@@ -144,7 +147,9 @@ class ComponentStore:
         state = _StoreArrays(old.sparse, old.dense, old.n)
         self._keys._arrays = state
         for name, (dtype, shape) in self._schema.items():
-            setattr(state, name, np.zeros((old.dense.shape[0], *shape), dtype))
+            setattr(
+                state, f"_col_{name}", np.zeros((old.dense.shape[0], *shape), dtype)
+            )
 
     # -- schema and storage -----------------------------------------------
 
@@ -176,7 +181,7 @@ class ComponentStore:
                 f"{name!r} is not a column of this store; columns: "
                 f"{', '.join(self._schema) or '(none)'}"
             )
-        array: np.ndarray = getattr(self._keys._arrays, name)
+        array: np.ndarray = getattr(self._keys._arrays, f"_col_{name}")
         return array
 
     def _rows(self) -> tuple[np.ndarray, ...]:
@@ -188,11 +193,11 @@ class ComponentStore:
         state = self._keys._arrays
         rows, n = state.dense.shape[0], state.n
         for name, (dtype, shape) in self._schema.items():
-            old = getattr(state, name)
+            old = getattr(state, f"_col_{name}")
             if old.shape[0] < rows:
                 column = np.empty((rows, *shape), dtype)
                 column[:n] = old[:n]
-                setattr(state, name, column)
+                setattr(state, f"_col_{name}", column)
 
     def reserve(self, capacity: int) -> None:
         """Grow storage so ids below ``capacity`` fit without regrowth.
@@ -346,6 +351,41 @@ class ComponentStore:
                 name: self._column(name)[positions[0]].copy() for name in self._schema
             }
         return {name: self._column(name)[positions] for name in self._schema}
+
+    @property
+    def jit(self) -> Any:
+        """A jitclass twin sharing this store's arrays, for @njit systems.
+
+        It has ``contains(i)``, ``index(i)``, ``add(i)`` (zeroed rows; True
+        if new; grows), ``remove(i)`` (False if absent), ``size``, ``ids``
+        and one attribute per column (``js.pos``: the rows of the members).
+        Built on first use, about a second per schema and process (numba
+        cannot cache jitclasses); afterwards the store and the twin share
+        one state, so what either changes, the other sees.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1, 2], hp=[5, 0])
+        2
+        >>> @njit
+        ... def reap(js):
+        ...     k = 0
+        ...     while k < js.size:
+        ...         if js.hp[k] <= 0:
+        ...             js.remove(js.ids[k])  # the last row moved here: stay
+        ...         else:
+        ...             k += 1
+        >>> reap(store.jit); store.ids.tolist()
+        [1]
+        """
+        state = self._keys._arrays
+        if isinstance(state, _Arrays):
+            from .jit import make_twin
+
+            state = make_twin(state, self._schema, FLAT_LIMIT)
+            self._keys._arrays = state
+        return state
 
     def __getitem__(self, name: str) -> np.ndarray:
         """A writable view of column ``name`` over the current members."""
@@ -548,6 +588,19 @@ class SparseMap(MutableMapping):
     @data.setter
     def data(self, values: Any) -> None:
         self._store["value"] = values
+
+    @property
+    def jit(self) -> Any:
+        """The jit twin of the underlying store (column ``value``).
+
+        Examples
+        --------
+        >>> m = SparseMap("f8"); m.jit.add(3)
+        True
+        >>> 3 in m
+        True
+        """
+        return self._store.jit
 
     def __getitem__(self, key: Any) -> Any:
         return self._store.get(key)["value"]

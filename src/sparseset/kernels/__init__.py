@@ -19,7 +19,7 @@ from .batch import (
     sort,
     upsert,
 )
-from .element import find, move_row, push, swap_remove
+from .element import find, grown_length, move_row, push, swap_remove
 from .rows import scatter_rows
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "filter_into",
     "find",
     "first_mismatch",
+    "grown_length",
     "index",
     "keep_only",
     "move_row",

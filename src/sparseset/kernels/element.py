@@ -17,6 +17,7 @@ overlaps (measured 5x slower on 1M random lookups).
 
 import numpy as np
 from numba import literal_unroll, njit
+from numba.extending import register_jitable
 
 
 @njit(cache=True, _nrt=False)
@@ -115,3 +116,19 @@ def move_row(rows, source, target):
     for column in literal_unroll(rows):
         for j in range(column.shape[1]):
             column[target, j] = column[source, j]
+
+
+@register_jitable
+def grown_length(current, needed, limit):
+    """The length an array grows to: at least ``needed``, doubling, at most ``limit``.
+
+    Plain Python when called from Python (nothing to compile), inlined when
+    called from jitted code, so the Python containers and their jit twins
+    grow alike.
+
+    Examples
+    --------
+    >>> grown_length(100, 101, 2**31), grown_length(0, 3, 2**31), grown_length(8, 9, 10)
+    (200, 16, 10)
+    """
+    return min(max(needed, 2 * current, 16), limit)
