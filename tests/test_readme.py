@@ -21,6 +21,15 @@ def namespace():
     return {}
 
 
+@pytest.fixture(scope="module")
+def block_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("readme")
+
+
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs(index, namespace):
-    exec(compile(BLOCKS[index], f"README.md block {index}", "exec"), namespace)
+def test_readme_block_runs(index, namespace, block_dir):
+    # Each block runs from a real file, as a user's script would, so that
+    # numba's cache=True has a source file to key its cache on.
+    path = block_dir / f"readme_block_{index}.py"
+    path.write_text(BLOCKS[index])
+    exec(compile(BLOCKS[index], str(path), "exec"), namespace)

@@ -1,0 +1,244 @@
+"""Naive pure-Python references for the kernels in ``sparseset.kernels``.
+
+Each function has the signature and the documented effect of the kernel of
+the same name, but is written the obvious way (Python lists and sets, no
+``sparse`` lookups), so that a test can run both on copies of the same input
+and compare the results (as stumpy and numbagg test their kernels).
+
+A set is ``(sparse, dense, n)``: ``dense[:n]`` holds the members, and
+``sparse[dense[k]] == k`` for ``k < n``; ``sparse`` holds garbage elsewhere.
+The references read membership from ``dense[:n]`` only, which is what the
+data structure's invariant says membership *is*.
+
+The references mutate ``sparse`` and ``dense`` the way the kernels promise
+to, and only where the kernels promise anything; tests compare the promised
+parts (see ``tests/test_kernels.py``).
+"""
+
+import numpy as np
+
+SIGN_BIT = 2**63
+
+
+def as_ints(ids):
+    """The ids of a 1-D integer array as Python ints (no wraparound)."""
+    return [int(x) for x in np.asarray(ids).tolist()]
+
+
+def member_list(sparse, dense, n):
+    """The members in dense order."""
+    return [int(x) for x in dense[:n].tolist()]
+
+
+def is_member(sparse, dense, n, x):
+    """DESIGN's definition of membership, for any Python int ``x``."""
+    x = int(x)
+    if not 0 <= x < sparse.shape[0]:
+        return False
+    p = int(sparse[x])
+    return p < n and int(dense[p]) == x
+
+
+def membership(sparse, dense, n):
+    """Membership of every id in ``[0, capacity)``, by the definition."""
+    return np.array([is_member(sparse, dense, n, x) for x in range(sparse.shape[0])])
+
+
+def _write(sparse, dense, seq):
+    """Store ``seq`` at ``dense[:len(seq)]`` with ``sparse`` pointing at it."""
+    for k, x in enumerate(seq):
+        dense[k] = x
+        sparse[x] = k
+
+
+def build(members, removed, capacity, garbage="empty", seed=0):
+    """A valid set holding ``members``, with ``removed`` just past ``n``.
+
+    ``removed`` sits at ``dense[n:n + len(removed)]`` with ``sparse``
+    pointing at it, as swap-and-pop leaves removed ids. Elsewhere ``sparse``
+    and ``dense`` hold garbage of the given kind:
+
+    - ``"empty"``: whatever ``np.empty`` gives;
+    - ``"zeros"``: zeros (every non-member points at position 0);
+    - ``"random"``: random values over the whole dtype range;
+    - ``"adversarial"``: positions below ``n + len(removed)`` in ``sparse``
+      and ids below capacity in ``dense``, so that lookups of non-members
+      land on real members and removed ids (membership must be proven by
+      ``dense``).
+    """
+    rng = np.random.default_rng(seed)
+    if garbage == "empty":
+        sparse = np.empty(capacity, np.uint32)
+        dense = np.empty(capacity, np.int32)
+    elif garbage == "zeros":
+        sparse = np.zeros(capacity, np.uint32)
+        dense = np.zeros(capacity, np.int32)
+    elif garbage == "random":
+        sparse = rng.integers(0, 2**32, capacity, dtype=np.uint64).astype(np.uint32)
+        dense = rng.integers(-(2**31), 2**31, capacity, dtype=np.int64).astype(np.int32)
+    elif garbage == "adversarial":
+        bound = len(members) + len(removed) + 1
+        sparse = rng.integers(0, bound, capacity).astype(np.uint32)
+        dense = rng.integers(0, max(capacity, 1), capacity).astype(np.int32)
+    else:
+        raise ValueError(garbage)
+    _write(sparse, dense, [*members, *removed])
+    return sparse, dense, len(members)
+
+
+# ----------------------------------------------------------------- kernels
+
+
+def find(sparse, dense, n, x):
+    """Position of ``x`` in ``dense[:n]``, -1 if absent."""
+    x = int(x)
+    for k, y in enumerate(member_list(sparse, dense, n)):
+        if y == x:
+            return k
+    return -1
+
+
+def push(sparse, dense, n, x):
+    dense[n] = x
+    sparse[int(x)] = n
+    return n + 1
+
+
+def swap_remove(sparse, dense, n, p):
+    seq = [int(x) for x in dense[:n].tolist()]
+    seq[p], seq[n - 1] = seq[n - 1], seq[p]
+    _write(sparse, dense, seq)
+    return n - 1
+
+
+def add(sparse, dense, n, ids):
+    """Append the non-members of ``ids`` once each, in batch order.
+
+    Returns ``(new_n, -1)``, or ``(n, k)`` without changing the members if
+    ``ids[k]`` is the first id that is negative or not below capacity.
+    """
+    ids = as_ints(ids)
+    capacity = sparse.shape[0]
+    for k, x in enumerate(ids):
+        if not 0 <= x < capacity:
+            return n, k
+    seq = member_list(sparse, dense, n)
+    present = set(seq)
+    for x in ids:
+        if x not in present:
+            present.add(x)
+            seq.append(x)
+    _write(sparse, dense, seq)
+    return len(seq), -1
+
+
+def upsert(sparse, dense, n, ids, positions):
+    """:func:`add` that also records where each id of ``ids`` lives.
+
+    Unless ``positions`` is empty, ``positions[k]`` receives the dense
+    position of ``ids[k]`` after the batch (new or already a member); on
+    failure nothing is promised about ``positions``.
+    """
+    new_n, fail = add(sparse, dense, n, ids)
+    if fail < 0 and positions.shape[0]:
+        pos = {x: k for k, x in enumerate(member_list(sparse, dense, new_n))}
+        for k, x in enumerate(as_ints(ids)):
+            positions[k] = pos[x]
+    return new_n, fail
+
+
+def discard_rows(sparse, dense, n, ids, rows):
+    """:func:`discard` whose removals also move rows of 2-D ``rows`` arrays.
+
+    Each removal at position ``p`` copies the last member's row (of every
+    array in the tuple ``rows``) into row ``p``, so that row ``k`` keeps
+    belonging to ``dense[k]``.
+    """
+    seq = [int(x) for x in dense[:n].tolist()]
+    m = n
+    for x in as_ints(ids):
+        try:
+            p = seq.index(x, 0, m)
+        except ValueError:
+            continue
+        seq[p], seq[m - 1] = seq[m - 1], seq[p]
+        m -= 1
+        for column in rows:
+            column[p] = column[m]
+    _write(sparse, dense, seq)
+    return m
+
+
+def discard(sparse, dense, n, ids):
+    """Sequential swap-and-pop of the members of ``ids``; returns new n.
+
+    ``dense[:n]`` (old n) afterwards holds the survivors then the removed
+    ids, each at the position swap-and-pop puts it.
+    """
+    seq = [int(x) for x in dense[:n].tolist()]
+    m = n
+    for x in as_ints(ids):
+        try:
+            p = seq.index(x, 0, m)
+        except ValueError:
+            continue
+        seq[p], seq[m - 1] = seq[m - 1], seq[p]
+        m -= 1
+    _write(sparse, dense, seq)
+    return m
+
+
+def _may_be_negative(ids):
+    # The kernels OR the ids' int64 bit patterns: a uint64 id at or past 2**63
+    # reads as negative too.
+    return any(x < 0 or x >= SIGN_BIT for x in as_ints(ids))
+
+
+def contains(sparse, dense, n, ids, out):
+    present = set(member_list(sparse, dense, n))
+    for k, x in enumerate(as_ints(ids)):
+        out[k] = x in present
+    return _may_be_negative(ids)
+
+
+def index(sparse, dense, n, ids, out):
+    pos = {x: k for k, x in enumerate(member_list(sparse, dense, n))}
+    for k, x in enumerate(as_ints(ids)):
+        out[k] = pos.get(x, -1)
+    return _may_be_negative(ids)
+
+
+def first_mismatch(sparse, dense, n, ids, want_member):
+    present = set(member_list(sparse, dense, n))
+    for k, x in enumerate(as_ints(ids)):
+        if (x in present) != bool(want_member):
+            return k
+    return -1
+
+
+def keep_only(sparse, dense, n, ids):
+    """Keep the members found in ``ids``, first in batch order.
+
+    The removed members follow at ``dense[new_n:n]`` (their order there is
+    the kernel's business; the reference puts them in dense order).
+    """
+    seq = member_list(sparse, dense, n)
+    present = set(seq)
+    kept = [x for x in dict.fromkeys(as_ints(ids)) if x in present]
+    keep = set(kept)
+    _write(sparse, dense, kept + [x for x in seq if x not in keep])
+    return len(kept)
+
+
+def sort(sparse, dense, n):
+    _write(sparse, dense, sorted(member_list(sparse, dense, n)))
+
+
+def filter_into(ids, sparse, dense, n, keep_members, out_sparse, out_dense, out_n):
+    present = set(member_list(sparse, dense, n))
+    seq = member_list(out_sparse, out_dense, out_n)
+    for x in as_ints(ids):
+        if (x in present) == bool(keep_members):
+            seq.append(x)
+    _write(out_sparse, out_dense, seq)
+    return len(seq)

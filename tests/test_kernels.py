@@ -1,0 +1,597 @@
+"""Kernels against the naive references in ``tests/reference.py``.
+
+Every test builds a valid set ``(sparse, dense, n)`` with garbage where the
+data structure allows it (``np.empty``, zeros, random, or adversarial
+garbage that points lookups of non-members at real members), runs the kernel
+and the reference on copies of the same input, and compares what the kernel
+promises: return values, ``dense[:n]``, the ``sparse`` back-pointers of every
+member (and of removed ids just past n), and membership over the whole
+``[0, capacity)`` range. Each kernel also gets guard zones after its output
+arrays, to catch writes past the lengths it was promised.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import reference
+from sparseset import kernels
+
+INT_DTYPES = [
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+]
+DTYPE_IDS = [np.dtype(d).name for d in INT_DTYPES]
+LAYOUTS = ["contiguous", "strided", "reversed", "readonly"]
+GARBAGE = ["empty", "zeros", "random", "adversarial"]
+HUGE = [2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, 2**63, 2**64 - 1]
+GUARD = 8
+SPARSE_SENTINEL = np.uint32(0xDEADBEEF)
+DENSE_SENTINEL = np.int32(-0x21524111)
+
+
+# --------------------------------------------------------------------------
+# building inputs
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class State:
+    sparse: np.ndarray
+    dense: np.ndarray
+    n: int
+    removed: int  # ids just past n with sparse pointing at them
+
+    @property
+    def capacity(self):
+        return self.sparse.shape[0]
+
+    def members(self):
+        return self.dense[: self.n].tolist()
+
+    def copy(self):
+        return State(self.sparse.copy(), self.dense.copy(), self.n, self.removed)
+
+
+@st.composite
+def states(draw, min_capacity=0, max_capacity=48):
+    capacity = draw(st.integers(min_capacity, max_capacity))
+    order = draw(st.permutations(range(capacity)))
+    n = draw(st.integers(0, capacity))
+    removed = draw(st.integers(0, capacity - n))
+    garbage = draw(st.sampled_from(GARBAGE))
+    seed = draw(st.integers(0, 2**32 - 1))
+    sparse, dense, n = reference.build(
+        order[:n], order[n : n + removed], capacity, garbage, seed
+    )
+    return State(sparse, dense, n, removed)
+
+
+def fitting_dtype(values, dtype):
+    for candidate in (dtype, np.int64, np.uint64):
+        info = np.iinfo(candidate)
+        if all(info.min <= v <= info.max for v in values):
+            return candidate
+    raise AssertionError(values)
+
+
+def make_array(values, dtype, layout):
+    """A 1-D integer array holding ``values`` with the requested layout."""
+    if any(v < 0 for v in values):
+        values = [v for v in values if v < 2**63]
+    dtype = fitting_dtype(values, dtype)
+    if layout == "strided":
+        base = np.zeros(2 * len(values), dtype=dtype)
+        base[::2] = values
+        return base[::2]
+    if layout == "reversed":
+        return np.array(values[::-1], dtype=dtype)[::-1]
+    arr = np.array(values, dtype=dtype)
+    if layout == "readonly":
+        arr.flags.writeable = False
+    return arr
+
+
+def id_arrays(
+    capacity, negatives=True, huge=True, max_size=24, dtypes=INT_DTYPES, layouts=LAYOUTS
+):
+    parts = [st.integers(0, capacity + 3)] * 4
+    if negatives:
+        parts.append(st.integers(-5, -1))
+        parts.append(st.just(-(2**63)))
+    if huge:
+        parts.append(st.sampled_from(HUGE))
+    return st.builds(
+        make_array,
+        st.lists(st.one_of(parts), max_size=max_size),
+        st.sampled_from(dtypes),
+        st.sampled_from(layouts),
+    )
+
+
+def distinct_ids(capacity, max_size=24):
+    """Distinct ids below ``capacity`` in random order, as an int array."""
+    return st.builds(
+        make_array,
+        st.lists(st.integers(0, max(capacity - 1, 0)), unique=True, max_size=max_size)
+        if capacity
+        else st.just([]),
+        st.sampled_from(INT_DTYPES),
+        st.sampled_from(LAYOUTS),
+    )
+
+
+def guarded(arr, length=None):
+    """A copy of ``arr[:length]`` followed by a sentinel zone; returns both."""
+    length = arr.shape[0] if length is None else length
+    sentinel = SPARSE_SENTINEL if arr.dtype == np.uint32 else DENSE_SENTINEL
+    big = np.full(length + GUARD, sentinel, dtype=arr.dtype)
+    big[:length] = arr[:length]
+    return big[:length], big
+
+
+def assert_guard_intact(big, length):
+    tail = big[length:]
+    assert (tail == tail[0]).all() and tail.shape[0] == GUARD, "wrote past the end"
+    assert tail[0] in (SPARSE_SENTINEL, DENSE_SENTINEL)
+
+
+def assert_back_pointers(sparse, dense, upto):
+    """``sparse[dense[k]] == k`` for every k < upto; no id twice."""
+    ids = dense[:upto].astype(np.int64)
+    assert len(set(ids.tolist())) == upto, "duplicate ids in dense"
+    if upto:
+        assert (ids >= 0).all() and (ids < sparse.shape[0]).all()
+        np.testing.assert_array_equal(sparse[ids], np.arange(upto))
+
+
+def ids_snapshot(ids):
+    return ids.copy()
+
+
+# --------------------------------------------------------------------------
+# the reference builder itself
+# --------------------------------------------------------------------------
+
+
+@given(states())
+def test_builder_makes_valid_states(state):
+    assert_back_pointers(state.sparse, state.dense, state.n + state.removed)
+    got = reference.membership(state.sparse, state.dense, state.n)
+    want = np.zeros(state.capacity, dtype=bool)
+    want[state.dense[: state.n].astype(np.int64)] = True
+    np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------
+# single-id kernels
+# --------------------------------------------------------------------------
+
+
+@given(states(), st.data())
+def test_find(state, data):
+    candidates = [*range(-3, state.capacity + 3), -(2**63), *HUGE]
+    for k, x in enumerate(state.members()):
+        assert kernels.find(state.sparse, state.dense, state.n, x) == k
+    xs = data.draw(st.lists(st.sampled_from(candidates), max_size=10))
+    for x in xs:
+        want = reference.find(state.sparse, state.dense, state.n, x)
+        if x < 2**63:  # numba cannot unbox a Python int past int64 as an argument
+            assert kernels.find(state.sparse, state.dense, state.n, x) == want, x
+        dtype = data.draw(st.sampled_from(INT_DTYPES))
+        dtype = fitting_dtype([x], dtype)
+        got = kernels.find(state.sparse, state.dense, state.n, dtype(x))
+        assert got == want, (x, dtype)
+
+
+@given(states(min_capacity=1), st.data())
+def test_push(state, data):
+    assume(state.n < state.capacity)
+    non_members = sorted(set(range(state.capacity)) - set(state.members()))
+    x = data.draw(st.sampled_from(non_members))
+    k = state.copy()
+    r = state.copy()
+    assert kernels.push(k.sparse, k.dense, k.n, x) == reference.push(
+        r.sparse, r.dense, r.n, x
+    )
+    np.testing.assert_array_equal(k.dense[: state.n + 1], r.dense[: state.n + 1])
+    assert_back_pointers(k.sparse, k.dense, state.n + 1)
+
+
+@given(states(min_capacity=1), st.data())
+def test_swap_remove(state, data):
+    assume(state.n > 0)
+    p = data.draw(st.integers(0, state.n - 1))
+    k = state.copy()
+    r = state.copy()
+    got = kernels.swap_remove(k.sparse, k.dense, k.n, p)
+    assert got == reference.swap_remove(r.sparse, r.dense, r.n, p) == state.n - 1
+    np.testing.assert_array_equal(k.dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(k.sparse, k.dense, state.n)
+
+
+# --------------------------------------------------------------------------
+# batch kernels
+# --------------------------------------------------------------------------
+
+
+@given(states(), st.data())
+def test_add(state, data):
+    ids = data.draw(id_arrays(state.capacity))
+    before = ids_snapshot(ids)
+    minimal = data.draw(st.booleans())
+    length = min(state.capacity, state.n + ids.shape[0]) if minimal else state.capacity
+    length = max(length, state.n)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense, length)
+    r = state.copy()
+
+    new_n, fail = kernels.add(sparse, dense, state.n, ids)
+    want_n, want_fail = reference.add(r.sparse, r.dense, r.n, ids)
+
+    assert (int(new_n), int(fail)) == (want_n, want_fail)
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, length)
+    np.testing.assert_array_equal(ids, before)
+    if want_fail >= 0:
+        # the members are exactly as they were
+        np.testing.assert_array_equal(dense[: state.n], state.dense[: state.n])
+        np.testing.assert_array_equal(
+            reference.membership(sparse, dense, state.n),
+            reference.membership(state.sparse, state.dense, state.n),
+        )
+    else:
+        np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
+        assert_back_pointers(sparse, dense, new_n)
+        np.testing.assert_array_equal(
+            reference.membership(sparse, dense, new_n),
+            reference.membership(r.sparse, r.dense, want_n),
+        )
+
+
+@given(states(), st.data())
+def test_discard(state, data):
+    ids = data.draw(id_arrays(state.capacity, negatives=False))
+    before = ids_snapshot(ids)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    new_n = kernels.discard(sparse, dense, state.n, ids)
+    want_n = reference.discard(r.sparse, r.dense, r.n, ids)
+
+    assert int(new_n) == want_n
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    # survivors and removed ids, each where sequential swap-and-pop puts it
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    # removed ids keep their back-pointers: restoring n undoes the removal
+    assert_back_pointers(sparse, dense, state.n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, new_n),
+        reference.membership(r.sparse, r.dense, want_n),
+    )
+
+
+@given(states(), st.data())
+def test_upsert_records_positions(state, data):
+    ids = data.draw(id_arrays(state.capacity, negatives=False, huge=False))
+    k = state.copy()
+    r = state.copy()
+    positions = np.full(ids.shape[0], -7, np.int64)
+    want_positions = np.full(ids.shape[0], -7, np.int64)
+    got = kernels.upsert(k.sparse, k.dense, k.n, ids, positions)
+    want = reference.upsert(r.sparse, r.dense, r.n, ids, want_positions)
+    assert (int(got[0]), int(got[1])) == want
+    if want[1] < 0:
+        np.testing.assert_array_equal(positions, want_positions)
+        np.testing.assert_array_equal(k.dense[: want[0]], r.dense[: want[0]])
+        assert_back_pointers(k.sparse, k.dense, want[0])
+    # without positions to record it is a plain add
+    k2 = state.copy()
+    got2 = kernels.upsert(k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64))
+    assert (int(got2[0]), int(got2[1])) == want
+
+
+@given(states(), st.data())
+def test_discard_rows_moves_rows_with_their_ids(state, data):
+    # two id types only: each (ids, rows) type combination compiles anew
+    ids = data.draw(
+        id_arrays(
+            state.capacity,
+            negatives=False,
+            dtypes=[np.int64, np.uint32],
+            layouts=["contiguous"],
+        )
+    )
+    length = state.capacity
+    # row p of every column belongs to dense[p]; rows past n are junk
+    words = np.zeros((length, 3), np.uint64)
+    tags = np.full((length, 1), 255, np.uint8)
+    for p, x in enumerate(state.members()):
+        words[p] = [x, 1_000 + x, 2**40 + x]
+        tags[p] = x % 200
+    k = state.copy()
+    r = state.copy()
+    k_rows = (words.copy(), tags.copy())
+    r_rows = (words.copy(), tags.copy())
+    new_n = kernels.discard_rows(k.sparse, k.dense, k.n, ids, k_rows)
+    want_n = reference.discard_rows(r.sparse, r.dense, r.n, ids, r_rows)
+    assert int(new_n) == want_n
+    np.testing.assert_array_equal(k.dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(k.sparse, k.dense, state.n)
+    for got, want in zip(k_rows, r_rows, strict=True):
+        np.testing.assert_array_equal(got[:want_n], want[:want_n])
+    survivors = k.dense[:want_n].astype(np.uint64)
+    np.testing.assert_array_equal(k_rows[0][:want_n, 0], survivors)
+    np.testing.assert_array_equal(k_rows[0][:want_n, 2], survivors + np.uint64(2**40))
+    np.testing.assert_array_equal(k_rows[1][:want_n, 0], survivors % 200)
+
+
+@pytest.mark.parametrize("kernel", ["contains", "index"])
+@given(state=states(), data=st.data())
+def test_queries(kernel, state, data):
+    ids = data.draw(id_arrays(state.capacity))
+    before = ids_snapshot(ids)
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    dtype = np.bool_ if kernel == "contains" else np.int64
+    out = np.empty(ids.shape[0], dtype)
+    want = np.empty(ids.shape[0], dtype)
+
+    flag = getattr(kernels, kernel)(state.sparse, state.dense, state.n, ids, out)
+    want_flag = getattr(reference, kernel)(
+        state.sparse, state.dense, state.n, ids, want
+    )
+
+    assert bool(flag) is bool(want_flag)
+    np.testing.assert_array_equal(out, want)
+    # queries write nothing but ``out``
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+    np.testing.assert_array_equal(ids, before)
+
+
+@given(states(), st.data(), st.booleans())
+def test_first_mismatch(state, data, want_member):
+    if want_member and state.members() and data.draw(st.booleans()):
+        # mostly members, so that the mismatch (if any) comes late
+        ids = make_array(
+            data.draw(st.lists(st.sampled_from(state.members()), max_size=20))
+            + data.draw(st.lists(st.integers(0, state.capacity + 3), max_size=2)),
+            data.draw(st.sampled_from(INT_DTYPES)),
+            data.draw(st.sampled_from(LAYOUTS)),
+        )
+    else:
+        ids = data.draw(id_arrays(state.capacity, negatives=False))
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    got = kernels.first_mismatch(state.sparse, state.dense, state.n, ids, want_member)
+    want = reference.first_mismatch(
+        state.sparse, state.dense, state.n, ids, want_member
+    )
+    assert int(got) == want
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+
+
+@given(states(), st.data())
+def test_keep_only(state, data):
+    if state.members() and data.draw(st.booleans()):
+        ids = make_array(
+            data.draw(st.lists(st.sampled_from(state.members()), max_size=20))
+            + data.draw(st.lists(st.integers(0, state.capacity + 3), max_size=3)),
+            data.draw(st.sampled_from(INT_DTYPES)),
+            data.draw(st.sampled_from(LAYOUTS)),
+        )
+    else:
+        ids = data.draw(id_arrays(state.capacity, negatives=False))
+    before = ids_snapshot(ids)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    new_n = int(kernels.keep_only(sparse, dense, state.n, ids))
+    want_n = reference.keep_only(r.sparse, r.dense, r.n, ids)
+
+    assert new_n == want_n
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    # kept members come first, in batch order (the kernel's docstring)
+    np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
+    # the removed ones sit just past new_n with back-pointers (rollback)
+    assert sorted(dense[new_n : state.n].tolist()) == sorted(
+        r.dense[want_n : state.n].tolist()
+    )
+    assert_back_pointers(sparse, dense, state.n)
+
+
+@given(states())
+def test_sort(state):
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+    assert kernels.sort(sparse, dense, state.n) is None
+    reference.sort(r.sparse, r.dense, r.n)
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(sparse, dense, state.n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, state.n),
+        reference.membership(state.sparse, state.dense, state.n),
+    )
+
+
+@given(
+    probe=states(),
+    extra_capacity=st.integers(0, 16),
+    keep_members=st.booleans(),
+    data=st.data(),
+)
+def test_filter_into(probe, extra_capacity, keep_members, data):
+    out_capacity = probe.capacity + extra_capacity
+    ids = data.draw(distinct_ids(out_capacity))
+    id_list = ids.tolist()
+    # the out set starts with members disjoint from ids (the kernel's contract)
+    free = [x for x in range(out_capacity) if x not in set(id_list)]
+    out_members = data.draw(st.permutations(free)) if free else []
+    out_members = out_members[: data.draw(st.integers(0, len(out_members)))]
+    out_sparse0, out_dense0, out_n = reference.build(
+        out_members,
+        [],
+        out_capacity,
+        data.draw(st.sampled_from(GARBAGE)),
+        data.draw(st.integers(0, 2**32 - 1)),
+    )
+    length = min(out_capacity, out_n + len(id_list))
+    out_sparse, out_sparse_big = guarded(out_sparse0)
+    out_dense, out_dense_big = guarded(out_dense0, length)
+    r_sparse, r_dense = out_sparse0.copy(), out_dense0.copy()
+    probe0 = probe.copy()
+
+    got = kernels.filter_into(
+        ids,
+        probe.sparse,
+        probe.dense,
+        probe.n,
+        keep_members,
+        out_sparse,
+        out_dense,
+        out_n,
+    )
+    want = reference.filter_into(
+        ids, probe.sparse, probe.dense, probe.n, keep_members, r_sparse, r_dense, out_n
+    )
+
+    assert int(got) == want
+    assert_guard_intact(out_sparse_big, out_capacity)
+    assert_guard_intact(out_dense_big, length)
+    np.testing.assert_array_equal(out_dense[:got], r_dense[:want])
+    assert_back_pointers(out_sparse, out_dense, int(got))
+    # the probed set is read only
+    np.testing.assert_array_equal(probe.sparse, probe0.sparse)
+    np.testing.assert_array_equal(probe.dense, probe0.dense)
+
+
+# --------------------------------------------------------------------------
+# every dtype and layout, deterministically
+# --------------------------------------------------------------------------
+
+
+def _fixed_state(garbage):
+    # members [9, 2, 14, 0, 5], then 7 and 3 removed just past n
+    return State(*reference.build([9, 2, 14, 0, 5], [7, 3], 20, garbage, 1), 2)
+
+
+@pytest.mark.parametrize("garbage", GARBAGE)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_every_kernel_every_dtype(dtype, layout, garbage):
+    values = [3, 9, 7, 19, 0, 25, 9, 100, 14]
+    ids = make_array(values, dtype, layout)
+    assert ids.dtype == dtype
+    state = _fixed_state(garbage)
+
+    out = np.empty(len(values), np.bool_)
+    assert not kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    np.testing.assert_array_equal(out, [x in {9, 2, 14, 0, 5} for x in values])
+
+    pos = np.empty(len(values), np.int64)
+    assert not kernels.index(state.sparse, state.dense, state.n, ids, pos)
+    np.testing.assert_array_equal(pos, [-1, 0, -1, -1, 3, -1, 0, -1, 2])
+
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, True) == 0
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 1
+
+    k = state.copy()
+    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 2  # new n: 3 removed
+    r = state.copy()
+    reference.discard(r.sparse, r.dense, r.n, ids)
+    np.testing.assert_array_equal(k.dense[:5], r.dense[:5])
+
+    k = state.copy()
+    assert kernels.keep_only(k.sparse, k.dense, k.n, ids) == 3
+    assert k.dense[:3].tolist() == [9, 0, 14]
+
+    k = state.copy()
+    new_n, fail = kernels.add(k.sparse, k.dense, k.n, ids)
+    assert (int(new_n), int(fail)) == (5, 5)  # 25 is past capacity 20
+    assert k.dense[:5].tolist() == [9, 2, 14, 0, 5]
+    assert set(np.flatnonzero(reference.membership(k.sparse, k.dense, 5))) == {
+        9,
+        2,
+        14,
+        0,
+        5,
+    }
+    fits = make_array([3, 9, 7, 19, 7], dtype, layout)
+    new_n, fail = kernels.add(k.sparse, k.dense, 5, fits)
+    assert (int(new_n), int(fail)) == (8, -1)
+    assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
+    assert_back_pointers(k.sparse, k.dense, 8)
+
+    out_sparse = np.empty(20, np.uint32)
+    out_dense = np.empty(20, np.int32)
+    distinct = make_array([3, 9, 7, 19, 0], dtype, layout)
+    got = kernels.filter_into(
+        distinct, state.sparse, state.dense, state.n, True, out_sparse, out_dense, 0
+    )
+    assert out_dense[:got].tolist() == [9, 0]
+    got = kernels.filter_into(
+        distinct, state.sparse, state.dense, state.n, False, out_sparse, out_dense, got
+    )
+    assert out_dense[:got].tolist() == [9, 0, 3, 7, 19]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_queries_flag_negative_ids(dtype):
+    state = _fixed_state("random")
+    ids = np.array([9, -1, 2], dtype=dtype)
+    out = np.empty(3, np.bool_)
+    assert kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    # a negative id is never a member
+    np.testing.assert_array_equal(out, [True, False, True])
+    pos = np.empty(3, np.int64)
+    assert kernels.index(state.sparse, state.dense, state.n, ids, pos)
+    np.testing.assert_array_equal(pos, [0, -1, 1])
+    assert kernels.find(state.sparse, state.dense, state.n, dtype(-1)) == -1
+
+
+def test_uint64_ids_past_sign_bit_are_absent():
+    state = _fixed_state("adversarial")
+    ids = np.array([2**63, 2**64 - 1, 2**63 + 9, 9], dtype=np.uint64)
+    out = np.empty(4, np.bool_)
+    kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    np.testing.assert_array_equal(out, [False, False, False, True])
+    k = state.copy()
+    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
+    new_n, fail = kernels.add(k.sparse, k.dense, 4, ids)
+    assert (int(new_n), int(fail)) == (4, 0)
+
+
+def test_membership_is_proven_by_dense_not_sparse():
+    # every sparse entry points at a valid position, none of them is right
+    capacity = 32
+    sparse = np.zeros(capacity, np.uint32)
+    dense = np.empty(capacity, np.int32)
+    n, fail = kernels.add(sparse, dense, 0, np.array([5, 6, 7]))
+    assert (n, fail) == (3, -1)
+    sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
+    sparse[[5, 6, 7]] = [0, 1, 2]
+    out = np.empty(capacity, np.bool_)
+    kernels.contains(sparse, dense, n, np.arange(capacity), out)
+    assert np.flatnonzero(out).tolist() == [5, 6, 7]
+    # n = 0: nothing is a member whatever the arrays hold
+    kernels.contains(sparse, dense, 0, np.arange(capacity), out)
+    assert not out.any()
