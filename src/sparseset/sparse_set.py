@@ -289,7 +289,7 @@ class SparseSet(MutableSet):
 
     # -- batch mutation ---------------------------------------------------
 
-    def add(self, ids: Any) -> int:
+    def add(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Add the ids that are not members yet, in batch order.
 
         Returns how many were new. Ids past capacity grow the set; an id
@@ -345,7 +345,7 @@ class SparseSet(MutableSet):
             arr = arr.copy()
         return arr, scalar
 
-    def discard(self, ids: Any) -> int:
+    def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove the ids that are members, ignore the rest.
 
         Removal is swap-and-pop in batch order. Returns how many left.
@@ -362,7 +362,7 @@ class SparseSet(MutableSet):
         a.n = kernels.discard(a.sparse, a.dense, n, arr)
         return n - a.n
 
-    def remove(self, ids: Any) -> int:
+    def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove ids that must all be members; returns how many left.
 
         Raises ``KeyError`` naming the first absent id and removes nothing

@@ -64,7 +64,8 @@ def _parse_schema(schema: Any) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
                 f"schema must be a dict of columns or a structured dtype, "
                 f"got {schema!r}"
             )
-        schema = {name: dtype.fields[name][0] for name in dtype.names}
+        fields: Mapping[str, Any] = dtype.fields or {}
+        schema = {name: fields[name][0] for name in dtype.names}
     parsed = {}
     for name, spec in (schema or {}).items():
         if (
