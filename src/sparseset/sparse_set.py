@@ -529,11 +529,16 @@ class SparseSet(MutableSet):
         (1, [1, -1])
         """
         arr, scalar = as_ids(ids)
+        out = self._index(arr, scalar)
+        return int(out[0]) if scalar else out
+
+    def _index(self, arr: np.ndarray, scalar: bool) -> np.ndarray:
+        """Positions of an id array (validated here for negatives)."""
         a = self._arrays
         out = np.empty(arr.shape[0], np.int64)
         if kernels.index(a.sparse, a.dense, a.n, arr, out):
             reject_negative(arr, scalar)
-        return int(out[0]) if scalar else out
+        return out
 
     # -- set algebra ------------------------------------------------------
 

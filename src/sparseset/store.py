@@ -84,11 +84,14 @@ def _parse_schema(schema: Any) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
             shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
         else:
             dtype, shape = np.dtype(spec), ()
-        # A sub-array dtype such as ("f8", (3,)) carries its own row shape.
-        shape = tuple(int(s) for s in dtype.shape + shape)
+        # A sub-array dtype such as ("f8", (3,)) carries its own row shape,
+        # innermost, as numpy nests np.dtype((sub_dtype, shape)).
+        shape = tuple(int(s) for s in shape + dtype.shape)
         dtype = dtype.base
         if dtype.hasobject:
             raise TypeError(f"column {name!r}: object dtypes cannot be stored")
+        if dtype.itemsize == 0:
+            raise ValueError(f"column {name!r}: dtype {dtype} holds no data")
         if any(s <= 0 for s in shape):
             raise ValueError(f"column {name!r}: row shape {shape} holds no data")
         parsed[name] = (dtype, shape)
@@ -101,7 +104,7 @@ def _words(column: np.ndarray) -> np.ndarray:
     Row kernels move words, not typed values, so one compiled loop serves
     every dtype.
     """
-    rows = column.reshape(column.shape[0], -1)
+    rows = column.reshape(column.shape[0], int(np.prod(column.shape[1:])))
     row_bytes = rows.shape[1] * column.dtype.itemsize
     word = next(size for size in _WORDS if row_bytes % size == 0)
     return rows.view(np.uint8).view(_WORDS[word])
@@ -251,11 +254,15 @@ class ComponentStore:
             self._column(name)
             dtype, shape = self._schema[name]
             array = np.asarray(value)
-            if not np.can_cast(array.dtype, dtype, casting="same_kind"):
+            # An empty list is float64 to numpy, yet has nothing to cast.
+            if array.size and not np.can_cast(array.dtype, dtype, casting="same_kind"):
                 raise TypeError(
                     f"column {name!r}: cannot cast {array.dtype} values to {dtype} "
                     f"(casting='same_kind')"
                 )
+            if count == 0 and array.size == 0:
+                prepared[name] = np.empty((0, *shape), dtype)
+                continue
             try:
                 array = np.broadcast_to(array, (count, *shape))
             except ValueError:
@@ -269,7 +276,13 @@ class ComponentStore:
 
     def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
         for name, array in values.items():
-            kernels.scatter_rows(_words(self._column(name)), positions, _words(array))
+            column = self._column(name)
+            if np.may_share_memory(array, column):
+                # Rows are written one by one; values read from the column
+                # itself (store.add(ids, hp=store["hp"])) must not change
+                # under the loop.
+                array = array.copy()
+            kernels.scatter_rows(_words(column), positions, _words(array))
 
     def add(self, ids: Any, **columns: Any) -> int:
         """Add ids with their rows, or replace the rows of members.
@@ -310,7 +323,7 @@ class ComponentStore:
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""
         arr, scalar = as_ids(ids)
-        positions = self._keys.index(arr)
+        positions = self._keys._index(arr, scalar)
         if positions.shape[0] and positions.min() < 0:
             k = int(np.argmax(positions < 0))
             raise KeyError(f"{describe(arr, k, scalar, ids)} is not in the store")
