@@ -19,7 +19,7 @@ from .batch import (
     sort,
     upsert,
 )
-from .element import find, grown_length, move_row, push, swap_remove
+from .element import find, grown_length, push, swap_remove
 from .rows import scatter_rows
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "grown_length",
     "index",
     "keep_only",
-    "move_row",
     "push",
     "scatter_rows",
     "sort",

@@ -6,9 +6,9 @@ matters the kernel reports its position and the Python layer raises.
 """
 
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
 
-from .element import find, move_row, push, swap_remove
+from .element import NO_NRT, find, push, swap_remove
 
 
 @njit(cache=True)
@@ -64,7 +64,7 @@ def add(sparse, dense, n, ids):
     return upsert(sparse, dense, n, ids, np.empty(0, np.int64))
 
 
-@njit(cache=True)
+@njit(**NO_NRT)
 def discard_rows(sparse, dense, n, ids, rows):
     """Swap-and-pop every member of ``ids`` in batch order, moving its rows.
 
@@ -84,15 +84,16 @@ def discard_rows(sparse, dense, n, ids, rows):
     >>> dense[:n].tolist(), mass[:n, 0].tolist()
     ([3, 2], [13, 12])
     """
-    # A set's lone zero-width column needs no call per removal (the call
-    # stays out of line and would double the cost of a plain discard).
-    has_rows = len(rows) > 1 or rows[0].shape[1] > 0
     for k in range(ids.shape[0]):
         p = find(sparse, dense, n, ids[k])
         if p >= 0:
             n = swap_remove(sparse, dense, n, p)
-            if has_rows:
-                move_row(rows, n, p)
+            # Inline, in an NRT-free kernel: an out-of-line call per removal,
+            # or the reference counts of the unrolled loop's column variable,
+            # each cost 2x (the counts are locked, serialising cache misses).
+            for column in literal_unroll(rows):
+                for j in range(column.shape[1]):
+                    column[p, j] = column[n, j]
     return n
 
 

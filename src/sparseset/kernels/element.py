@@ -18,15 +18,15 @@ overlaps (measured 5x slower on 1M random lookups).
 from typing import Any
 
 import numpy as np
-from numba import literal_unroll, njit
+from numba import njit
 from numba.extending import register_jitable
 
 # Cached and NRT-free (see the module docstring); a dict because _nrt is a
 # numba option its type stubs don't list.
-_ELEMENT_OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False}
+NO_NRT: dict[str, Any] = {"cache": True, "_nrt": False}
 
 
-@njit(**_ELEMENT_OPTIONS)
+@njit(**NO_NRT)
 def find(sparse, dense, n, x):
     """Position of ``x`` in ``dense[:n]``, or -1 if ``x`` is not a member.
 
@@ -54,7 +54,7 @@ def find(sparse, dense, n, x):
     return found
 
 
-@njit(**_ELEMENT_OPTIONS)
+@njit(**NO_NRT)
 def push(sparse, dense, n, x):
     """Append ``x``, which must be a non-member below capacity; return n + 1.
 
@@ -73,7 +73,7 @@ def push(sparse, dense, n, x):
     return n + 1
 
 
-@njit(**_ELEMENT_OPTIONS)
+@njit(**NO_NRT)
 def swap_remove(sparse, dense, n, p):
     """Remove the member at position ``p`` by swapping it with the last one.
 
@@ -101,27 +101,6 @@ def swap_remove(sparse, dense, n, p):
     dense[last] = removed
     sparse[np.uint64(removed)] = last
     return n - 1
-
-
-@njit(**_ELEMENT_OPTIONS)
-def move_row(rows, source, target):
-    """Copy row ``source`` of every array in the tuple ``rows`` to ``target``.
-
-    Swap-and-pop calls this with the old last position as ``source`` so a
-    store's columns follow its ids. The arrays may differ in dtype; the loop
-    over them is unrolled at compile time.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> pos = np.arange(6.0).reshape(3, 2); tag = np.array([[7], [8], [9]])
-    >>> move_row((pos, tag), 2, 0)
-    >>> pos[0].tolist(), int(tag[0, 0])
-    ([4.0, 5.0], 9)
-    """
-    for column in literal_unroll(rows):
-        for j in range(column.shape[1]):
-            column[target, j] = column[source, j]
 
 
 @register_jitable
