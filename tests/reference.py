@@ -17,6 +17,21 @@ parts (see ``tests/test_kernels.py``).
 
 import numpy as np
 
+#: Every integer dtype an id array may have.
+INT_DTYPES = [
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+]
+DTYPE_IDS = [np.dtype(d).name for d in INT_DTYPES]
+#: Ids of the default flat index live in [0, FLAT_LIMIT).
+FLAT_LIMIT = 2**31
+
 SIGN_BIT = 2**63
 
 

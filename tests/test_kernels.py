@@ -18,19 +18,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import reference
+from reference import DTYPE_IDS, INT_DTYPES
 from sparseset import kernels
 
-INT_DTYPES = [
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-]
-DTYPE_IDS = [np.dtype(d).name for d in INT_DTYPES]
 LAYOUTS = ["contiguous", "strided", "reversed", "readonly"]
 GARBAGE = ["empty", "zeros", "random", "adversarial"]
 HUGE = [2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, 2**63, 2**64 - 1]

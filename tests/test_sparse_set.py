@@ -20,21 +20,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reference import DTYPE_IDS, FLAT_LIMIT, INT_DTYPES
 from sparseset import SparseSet
-
-INT_DTYPES = [
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-]
-DTYPE_IDS = [np.dtype(d).name for d in INT_DTYPES]
-
-FLAT_LIMIT = 2**31  # ids of the default flat index live in [0, 2**31)
 
 # The seeds' worked example.
 A = [1, 5, 10, 15, 20]

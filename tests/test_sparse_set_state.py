@@ -30,18 +30,9 @@ from hypothesis.stateful import (
     rule,
 )
 
+from reference import INT_DTYPES
 from sparseset import SparseSet
 
-INT_DTYPES = [
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-]
 LAYOUTS = ["list", "tuple", "array", "strided", "reversed", "readonly", "scalar"]
 SMALL = 200
 LARGE = 5_000

@@ -13,21 +13,8 @@ import pickle
 import numpy as np
 import pytest
 
+from reference import DTYPE_IDS, FLAT_LIMIT, INT_DTYPES
 from sparseset import ComponentStore, SparseMap, UnknownColumnError
-
-INT_DTYPES = [
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-]
-DTYPE_IDS = [np.dtype(d).name for d in INT_DTYPES]
-
-FLAT_LIMIT = 2**31  # ids of the default flat index live in [0, 2**31)
 
 SCHEMA = {"pos": ("f8", 2), "vel": ("f8", 2), "hp": "i4"}
 
