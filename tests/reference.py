@@ -190,17 +190,7 @@ def discard(sparse, dense, n, ids):
     ``dense[:n]`` (old n) afterwards holds the survivors then the removed
     ids, each at the position swap-and-pop puts it.
     """
-    seq = [int(x) for x in dense[:n].tolist()]
-    m = n
-    for x in as_ints(ids):
-        try:
-            p = seq.index(x, 0, m)
-        except ValueError:
-            continue
-        seq[p], seq[m - 1] = seq[m - 1], seq[p]
-        m -= 1
-    _write(sparse, dense, seq)
-    return m
+    return discard_rows(sparse, dense, n, ids, ())
 
 
 def _may_be_negative(ids):

@@ -379,13 +379,21 @@ class SparseSet(MutableSet):
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
         arr, scalar = self._removal_batch(ids)
+        self._require_members(arr, scalar, ids)
+        a = self._arrays
+        n = a.n
+        a.n = kernels.discard(a.sparse, a.dense, n, arr)
+        return n - a.n
+
+    def _require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
+        """Raise ``KeyError`` naming the first id of ``arr`` that is absent."""
         a = self._arrays
         k = kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True)
         if k >= 0:
             raise KeyError(
-                f"{describe(arr, k, scalar, ids)} is not a member; nothing was removed"
+                f"{describe(arr, k, scalar, source)} is not a member; "
+                "nothing was removed"
             )
-        return self.discard(arr)
 
     def keep_only(self, ids: Any) -> int:
         """Remove every member that is not in ``ids``; returns how many left.

@@ -437,6 +437,9 @@ class ComponentStore:
         (1, [3, 2], [30, 20])
         """
         arr, _ = self._keys._removal_batch(ids)
+        return self._discard_rows(arr)
+
+    def _discard_rows(self, arr: np.ndarray) -> int:
         state = self._keys._arrays
         n = state.n
         state.n = kernels.discard_rows(state.sparse, state.dense, n, arr, self._rows())
@@ -452,9 +455,9 @@ class ComponentStore:
         >>> store.remove([2]), store.ids.tolist()
         (1, [1])
         """
-        arr, _ = self._keys._removal_batch(ids)
-        self._positions(arr)
-        return self.discard(arr)
+        arr, scalar = self._keys._removal_batch(ids)
+        self._keys._require_members(arr, scalar, ids)
+        return self._discard_rows(arr)
 
     def clear(self) -> None:
         """Remove every id in O(1); the arrays are kept for reuse.
