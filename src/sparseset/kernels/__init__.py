@@ -19,23 +19,40 @@ from .batch import (
     sort,
     upsert,
 )
-from .element import find, grown_length, push, swap_remove
-from .rows import scatter_rows
+from .element import find, grown_length, push, swap_members, swap_remove
+from .entities import (
+    INDEX_BITS,
+    INDEX_MASK,
+    create_entities,
+    destroy_entities,
+    handles_of,
+    resolve,
+)
+from .rows import pack_back, pack_front, scatter_rows
 
 __all__ = [
+    "INDEX_BITS",
+    "INDEX_MASK",
     "add",
     "contains",
+    "create_entities",
+    "destroy_entities",
     "discard",
     "discard_rows",
     "filter_into",
     "find",
     "first_mismatch",
     "grown_length",
+    "handles_of",
     "index",
     "keep_only",
+    "pack_back",
+    "pack_front",
     "push",
+    "resolve",
     "scatter_rows",
     "sort",
+    "swap_members",
     "swap_remove",
     "upsert",
 ]

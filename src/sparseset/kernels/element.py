@@ -117,3 +117,28 @@ def grown_length(current, needed, limit):
     (200, 16, 10)
     """
     return min(max(needed, 2 * current, 16), limit)
+
+
+@njit(**NO_NRT)
+def swap_members(sparse, dense, p, q):
+    """Exchange the members at positions ``p`` and ``q`` of dense.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n = 0
+    >>> for x in (4, 6, 7):
+    ...     n = push(sparse, dense, n, x)
+    >>> swap_members(sparse, dense, 0, 2)
+    >>> dense[:n].tolist(), int(sparse[4])
+    ([7, 6, 4], 2)
+    """
+    pu = np.uint32(p)
+    qu = np.uint32(q)
+    a = dense[pu]
+    b = dense[qu]
+    dense[pu] = b
+    sparse[np.uint64(b)] = pu
+    dense[qu] = a
+    sparse[np.uint64(a)] = qu

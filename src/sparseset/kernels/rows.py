@@ -5,7 +5,9 @@ Columns reach these kernels as 2-D arrays of unsigned words (see
 structured dtypes included.
 """
 
-from numba import njit
+from numba import literal_unroll, njit
+
+from .element import NO_NRT, find, swap_members
 
 
 @njit(cache=True)
@@ -28,3 +30,73 @@ def scatter_rows(column, positions, values):
         row = positions[k]
         for j in range(column.shape[1]):
             column[row, j] = values[k, j]
+
+
+@njit(**NO_NRT)
+def pack_front(sparse, dense, n, start, ids, rows):
+    """Move each member of ``ids`` to position ``start``, ``start + 1``, ...
+
+    Members already below ``start`` (placed earlier, or repeated in ``ids``)
+    and non-members stay where they are; every other member is swapped
+    into the next slot, its rows with it. Returns the new ``start``. With
+    ``start = 0`` this orders a store like ``ids`` (``sort_as``); an owning
+    group uses it to admit entities into its packed front.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparseset.kernels import add
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> hp = np.array([[10], [20], [30], [40]], np.int64)
+    >>> pack_front(sparse, dense, n, 0, np.array([4, 9, 2, 4]), (hp,))
+    2
+    >>> dense[:n].tolist(), hp[:n, 0].tolist()
+    ([4, 2, 3, 1], [40, 20, 30, 10])
+    """
+    for k in range(ids.shape[0]):
+        p = find(sparse, dense, n, ids[k])
+        if p >= start:
+            swap_members(sparse, dense, p, start)
+            # Inline for the same reason as in discard_rows.
+            for column in literal_unroll(rows):
+                for j in range(column.shape[1]):
+                    word = column[p, j]
+                    column[p, j] = column[start, j]
+                    column[start, j] = word
+            start += 1
+    return start
+
+
+@njit(**NO_NRT)
+def pack_back(sparse, dense, n, end, ids, rows):
+    """Move each member of ``ids`` found below ``end`` to position ``end - 1``.
+
+    The inverse of :func:`pack_front`: ``end`` shrinks by one per member
+    moved out, and members at or past ``end`` are left alone. An owning
+    group uses it to expel entities from its packed front before they
+    lose a component. Returns the new ``end``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparseset.kernels import add
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> hp = np.array([[10], [20], [30], [40]], np.int64)
+    >>> pack_back(sparse, dense, n, 3, np.array([1, 4, 1]), (hp,))
+    2
+    >>> dense[:n].tolist(), hp[:n, 0].tolist()
+    ([3, 2, 1, 4], [30, 20, 10, 40])
+    """
+    for k in range(ids.shape[0]):
+        p = find(sparse, dense, n, ids[k])
+        if p >= 0 and p < end:
+            end -= 1
+            swap_members(sparse, dense, p, end)
+            for column in literal_unroll(rows):
+                for j in range(column.shape[1]):
+                    word = column[p, j]
+                    column[p, j] = column[end, j]
+                    column[end, j] = word
+    return end

@@ -1,0 +1,128 @@
+"""Entity handle kernels: create, destroy and resolve generational handles.
+
+A handle is an int64 ``index | generation << 32``. The world keeps, per
+index ever used, its current ``generations[index]`` (uint32) and whether it
+is ``alive``, plus a stack of ``free`` indexes to recycle. A handle resolves
+only while its generation matches and the index is alive, so a destroyed
+handle stays dead after its index is reused.
+"""
+
+import numpy as np
+from numba import njit
+
+#: Bits of a handle that hold the index; the generation sits above them.
+INDEX_BITS = 32
+INDEX_MASK = (1 << INDEX_BITS) - 1
+
+
+@njit(cache=True)
+def create_entities(generations, alive, free, n_free, count, out):
+    """Fill ``out`` with new handles, recycling free indexes first (LIFO).
+
+    The caller guarantees room: ``len(generations) >= count + len(out)``.
+    Returns ``(n_free, count)`` after the creation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.zeros(4, np.uint32); alive = np.zeros(4, np.bool_)
+    >>> free = np.array([1, 0, 0, 0], np.int32); generations[1] = 3
+    >>> out = np.empty(2, np.int64)
+    >>> create_entities(generations, alive, free, 1, 2, out), out.tolist()
+    ((0, 3), [12884901889, 2])
+    """
+    for k in range(out.shape[0]):
+        if n_free > 0:
+            n_free -= 1
+            i = np.int64(free[np.uint32(n_free)])
+        else:
+            i = np.int64(count)
+            count += 1
+            generations[np.uint64(i)] = 0
+        alive[np.uint64(i)] = True
+        out[k] = (np.int64(generations[np.uint64(i)]) << INDEX_BITS) | i
+    return n_free, count
+
+
+@njit(cache=True)
+def destroy_entities(generations, alive, free, n_free, indexes, last_generation):
+    """Kill the live indexes among ``indexes``; return ``(n_free, killed)``.
+
+    Each killed index moves to its next generation and onto the free
+    stack, except one already at ``last_generation``: it is retired, never
+    to be reused, so no handle can come back to life by wrapping around.
+    Repeats and dead indexes are skipped.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([0, 7], np.uint32); alive = np.ones(2, np.bool_)
+    >>> free = np.empty(2, np.int32)
+    >>> destroy_entities(generations, alive, free, 0, np.array([0, 1, 0]), 7)
+    (1, 2)
+    >>> generations.tolist(), alive.tolist(), free[:1].tolist()
+    ([1, 7], [False, False], [0])
+    """
+    killed = 0
+    for k in range(indexes.shape[0]):
+        i = np.uint64(indexes[k])
+        if alive[i]:
+            alive[i] = False
+            killed += 1
+            if generations[i] < last_generation:
+                generations[i] += 1
+                free[np.uint32(n_free)] = np.int32(i)
+                n_free += 1
+    return n_free, killed
+
+
+@njit(cache=True)
+def resolve(generations, alive, count, handles, out, dead):
+    """``out[k]`` = the index of ``handles[k]`` if it is alive, else ``dead``.
+
+    Returns the position of the first dead handle, or -1 if all are alive.
+    A handle is dead if negative, if its index was never used, or if its
+    generation is not the index's current one on a live index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([1, 0], np.uint32); alive = np.ones(2, np.bool_)
+    >>> out = np.empty(3, np.int64)
+    >>> resolve(generations, alive, 2, np.array([1, 0, 2**32]), out, -1)
+    1
+    >>> out.tolist()
+    [1, -1, 0]
+    """
+    first = -1
+    for k in range(handles.shape[0]):
+        h = np.int64(handles[k])
+        i = h & INDEX_MASK
+        ok = False
+        if h >= 0 and i < count:
+            iu = np.uint64(i)
+            ok = alive[iu] and np.int64(generations[iu]) == (h >> INDEX_BITS)
+        if ok:
+            out[k] = i
+        else:
+            out[k] = dead
+            if first < 0:
+                first = k
+    return first
+
+
+@njit(cache=True)
+def handles_of(generations, indexes, out):
+    """``out[k]`` = the current handle of index ``indexes[k]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.empty(2, np.int64)
+    >>> handles_of(np.array([0, 2], np.uint32), np.array([1, 0]), out)
+    >>> out.tolist()
+    [8589934593, 0]
+    """
+    for k in range(indexes.shape[0]):
+        i = np.uint64(indexes[k])
+        out[k] = (np.int64(generations[i]) << INDEX_BITS) | np.int64(i)
