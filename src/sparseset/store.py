@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import kernels
-from ._ids import as_ids, describe
+from ._ids import as_ids, describe, reject_negative
 from .sparse_set import FLAT_LIMIT, SparseSet, _Arrays
 
 #: Names a column cannot take: the jit twin's own members.
@@ -470,6 +470,97 @@ class ComponentStore:
         0
         """
         self._keys.clear()
+
+    # -- order ------------------------------------------------------------
+
+    def sort(self, key: Any = None) -> None:
+        """Reorder the members and every column's rows together.
+
+        Parameters
+        ----------
+        key : None, str or array, optional
+            ``None`` sorts by id, ascending. A column name sorts by that
+            column (rows must be single values). An array gives one sort
+            key per member, aligned with :attr:`ids`. The sort is stable.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"})
+        >>> store.add([5, 1, 3], hp=[7, 9, 8])
+        3
+        >>> store.sort(); store.ids.tolist(), store["hp"].tolist()
+        ([1, 3, 5], [9, 8, 7])
+        >>> store.sort(key="hp"); store.ids.tolist()
+        [5, 3, 1]
+        >>> store.sort(key=-store["hp"]); store.ids.tolist()
+        [1, 3, 5]
+        """
+        if key is None:
+            self._permute(np.argsort(self._keys._members(), kind="stable"))
+            return
+        if isinstance(key, str):
+            column = self[key]
+            if column.ndim != 1:
+                raise ValueError(
+                    f"column {key!r} has rows of shape {column.shape[1:]}, not "
+                    f"single values; pass key=an array of one value per member, "
+                    f"such as store[{key!r}][:, 0]"
+                )
+            values = column
+        else:
+            values = np.asarray(key)
+            if values.shape != (len(self),):
+                raise ValueError(
+                    f"key must hold one value per member: expected shape "
+                    f"{(len(self),)}, got {values.shape}"
+                )
+        self._permute(np.argsort(values, kind="stable"))
+
+    def _permute(self, order: np.ndarray) -> None:
+        """Put member ``order[k]`` (and its rows) at position k."""
+        state = self._keys._arrays
+        n = state.n
+        members = state.dense[:n]
+        members[...] = members[order]
+        state.sparse[members] = np.arange(n, dtype=state.sparse.dtype)
+        for name in self._schema:
+            rows = self._column(name)[:n]
+            rows[...] = rows[order]
+        state.epoch += 1
+
+    def sort_as(self, other: Any) -> None:
+        """Put the members shared with ``other`` first, in ``other``'s order.
+
+        ``other`` is a :class:`~sparseset.SparseSet`, a store, or an array
+        of ids. Members not in ``other`` follow, in no promised order. A
+        join of two stores sorted alike reads both in the same direction,
+        which keeps the memory access sequential.
+
+        Examples
+        --------
+        >>> a = ComponentStore({"hp": "i4"}); a.add([1, 2, 3, 4], hp=[1, 2, 3, 4])
+        4
+        >>> b = ComponentStore({}); b.add([3, 9, 1])
+        3
+        >>> a.sort_as(b); a.ids[:2].tolist(), a["hp"][:2].tolist()
+        ([3, 1], [3, 1])
+        """
+        ids = self._order_of(other)
+        state = self._keys._arrays
+        if np.may_share_memory(ids, state.dense):
+            ids = ids.copy()
+        kernels.pack_front(state.sparse, state.dense, state.n, 0, ids, self._rows())
+        state.epoch += 1
+
+    def _order_of(self, other: Any) -> np.ndarray:
+        """The ids of ``other`` in its order, as keys of this store."""
+        if isinstance(other, ComponentStore):
+            return other._keys._members()
+        if isinstance(other, SparseSet):
+            return other._members()
+        arr, scalar = as_ids(other)
+        reject_negative(arr, scalar)
+        return arr
 
     # -- membership -------------------------------------------------------
 
