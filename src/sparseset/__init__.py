@@ -14,14 +14,25 @@ Examples
 True
 """
 
+from .group import Group
+from .io import FormatError
 from .sparse_set import Checkpoint, SparseSet
 from .store import ComponentStore, SparseMap, UnknownColumnError
+from .view import View
+from .world import DeadHandleError, EntityStore, UnknownComponentError, World
 
 __all__ = [
     "Checkpoint",
     "ComponentStore",
+    "DeadHandleError",
+    "EntityStore",
+    "FormatError",
+    "Group",
     "SparseMap",
     "SparseSet",
     "UnknownColumnError",
+    "UnknownComponentError",
+    "View",
+    "World",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,184 @@
+"""Views: the entities that have every one of some components and none of others.
+
+A view is a join over stores keyed by entity. It walks the smallest of the
+included stores and probes the others, as EnTT and Shipyard do, so its cost
+follows the rarest component. The result is the matching handles plus, per
+included component, the dense row of each match in that store: an
+``@njit`` system gathers and scatters rows through those arrays without a
+Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import kernels
+
+if TYPE_CHECKING:
+    from .world import EntityStore, World
+
+
+class View:
+    """Entities with all of ``include`` and none of ``exclude``, and their rows.
+
+    Build one with :meth:`sparseset.World.view`. The join is computed when
+    first asked for and again whenever one of its stores has changed since,
+    so a view kept across frames always answers for the current world.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World()
+    >>> w.register("pos", "f8"); w.register("vel", "f8"); w.register("frozen")
+    >>> e = w.create(3)
+    >>> w.add("pos", e, pos=[0.0, 10.0, 20.0]); w.add("vel", e[1:], vel=1.0)
+    3
+    2
+    >>> w.add("frozen", e[2])
+    1
+    >>> v = w.view("pos", "vel", exclude=("frozen",))
+    >>> v.ids.tolist() == [e[1]], w["pos"]["pos"][v.rows("pos")].tolist()
+    (True, [10.0])
+    """
+
+    __slots__ = ("_exclude", "_ids", "_include", "_key", "_rows", "_world")
+
+    def __init__(
+        self, world: World, include: tuple[str, ...], exclude: tuple[str, ...]
+    ) -> None:
+        self._world = world
+        self._include = include
+        self._exclude = exclude
+        self._key: tuple[Any, ...] | None = None
+        self._ids = np.empty(0, np.int64)
+        self._rows: dict[str, np.ndarray] = {}
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """The components every match has.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w.register("b")
+        >>> w.view("a", exclude=("b",)).components
+        ('a',)
+        """
+        return self._include
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        """The components no match has.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w.register("b")
+        >>> w.view("a", exclude=("b",)).exclude
+        ('b',)
+        """
+        return self._exclude
+
+    def _stores(self, names: tuple[str, ...]) -> list[EntityStore]:
+        return [self._world[name] for name in names]
+
+    def _join(self) -> None:
+        """Recompute the matches if any store changed since the last time."""
+        include = self._stores(self._include)
+        exclude = self._stores(self._exclude)
+        key = tuple(store._state_key() for store in include + exclude)
+        if key == self._key:
+            return
+        smallest = min(include, key=len)
+        keys = smallest._keys._members()
+        rows = {smallest.name: np.arange(keys.shape[0], dtype=np.int64)}
+        # Probe store by store, keeping only the survivors: each probe is
+        # over fewer candidates than the last.
+        for store in include:
+            if store is smallest:
+                continue
+            a = store._keys._arrays
+            found = np.empty(keys.shape[0], np.int64)
+            kernels.index(a.sparse, a.dense, a.n, keys, found)
+            keep = found >= 0
+            if not keep.all():
+                keys, found = keys[keep], found[keep]
+                rows = {name: row[keep] for name, row in rows.items()}
+            rows[store.name] = found
+        for store in exclude:
+            a = store._keys._arrays
+            inside = np.empty(keys.shape[0], np.bool_)
+            kernels.contains(a.sparse, a.dense, a.n, keys, inside)
+            if inside.any():
+                keep = ~inside
+                keys = keys[keep]
+                rows = {name: row[keep] for name, row in rows.items()}
+        ids = self._world._handles(keys)
+        for array in (ids, *rows.values()):
+            array.flags.writeable = False
+        self._ids, self._rows, self._key = ids, rows, key
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The matching handles, in the order of the smallest store (read-only).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); e = w.create(2); w.add("a", e[1])
+        1
+        >>> w.view("a").ids.tolist() == [e[1]]
+        True
+        """
+        self._join()
+        return self._ids
+
+    def rows(self, name: str) -> np.ndarray:
+        """The dense row of each match in component ``name``'s store.
+
+        Aligned with :attr:`ids`: ``w[name][column][v.rows(name)]`` are the
+        matches' values, in the view's order.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+        >>> w.add("hp", e[::-1], hp=[30, 20, 10])
+        3
+        >>> v = w.view("hp"); rows = v.rows("hp")
+        >>> rows.tolist(), w["hp"]["hp"][rows].tolist()
+        ([0, 1, 2], [30, 20, 10])
+        """
+        if name not in self._include:
+            raise KeyError(
+                f"{name!r} is not one of this view's components "
+                f"({', '.join(self._include)}); excluded components have no rows"
+            )
+        self._join()
+        return self._rows[name]
+
+    def __len__(self) -> int:
+        self._join()
+        return int(self._ids.shape[0])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __repr__(self) -> str:
+        exclude = f", exclude={self._exclude!r}" if self._exclude else ""
+        names = ", ".join(map(repr, self._include))
+        return f"View({names}{exclude}, size={len(self)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_view_of, (self._world, self._include, self._exclude))
+
+
+def _view_of(world: World, include: tuple[str, ...], exclude: tuple[str, ...]) -> View:
+    """Rebuild a view after unpickling its world."""
+    return world.view(*include, exclude=exclude)
+
+
+__all__ = ["View"]
