@@ -44,7 +44,7 @@ class View:
     (True, [10.0])
     """
 
-    __slots__ = ("_exclude", "_ids", "_include", "_key", "_rows", "_world")
+    __slots__ = ("_exclude", "_ids", "_include", "_key", "_keys", "_rows", "_world")
 
     def __init__(
         self, world: World, include: tuple[str, ...], exclude: tuple[str, ...]
@@ -53,7 +53,8 @@ class View:
         self._include = include
         self._exclude = exclude
         self._key: tuple[Any, ...] | None = None
-        self._ids = np.empty(0, np.int64)
+        self._keys = np.empty(0, np.int64)
+        self._ids: np.ndarray | None = None
         self._rows: dict[str, np.ndarray] = {}
 
     @property
@@ -116,10 +117,11 @@ class View:
                 keep = ~inside
                 keys = keys[keep]
                 rows = {name: row[keep] for name, row in rows.items()}
-        ids = self._world._handles(keys)
-        for array in (ids, *rows.values()):
-            array.flags.writeable = False
-        self._ids, self._rows, self._key = ids, rows, key
+        for row in rows.values():
+            row.flags.writeable = False
+        # Handles are made when asked for: a system that only needs rows
+        # skips a random gather over the generations.
+        self._keys, self._rows, self._ids, self._key = keys, rows, None, key
 
     @property
     def ids(self) -> np.ndarray:
@@ -134,6 +136,9 @@ class View:
         True
         """
         self._join()
+        if self._ids is None:
+            self._ids = self._world._handles(self._keys)
+            self._ids.flags.writeable = False
         return self._ids
 
     def rows(self, name: str) -> np.ndarray:
@@ -162,7 +167,7 @@ class View:
 
     def __len__(self) -> int:
         self._join()
-        return int(self._ids.shape[0])
+        return int(self._keys.shape[0])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())

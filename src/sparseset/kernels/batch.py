@@ -88,12 +88,14 @@ def discard_rows(sparse, dense, n, ids, rows):
         p = find(sparse, dense, n, ids[k])
         if p >= 0:
             n = swap_remove(sparse, dense, n, p)
+            hole = np.uint64(p)
+            last = np.uint64(n)
             # Inline, in an NRT-free kernel: an out-of-line call per removal,
             # or the reference counts of the unrolled loop's column variable,
             # each cost 2x (the counts are locked, serialising cache misses).
             for column in literal_unroll(rows):
                 for j in range(column.shape[1]):
-                    column[p, j] = column[n, j]
+                    column[hole, j] = column[last, j]
     return n
 
 
