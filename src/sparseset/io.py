@@ -54,7 +54,8 @@ def save(
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as file:
-            np.savez(file, **payload)
+            # numpy's stubs read **payload as maybe holding allow_pickle.
+            np.savez(file, **payload)  # type: ignore[arg-type]
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)

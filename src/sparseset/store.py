@@ -284,7 +284,7 @@ class ComponentStore:
                 array = array.copy()
             kernels.scatter_rows(_words(column), positions, _words(array))
 
-    def add(self, ids: Any, **columns: Any) -> int:
+    def add(self, ids: Any, /, **columns: Any) -> int:
         """Add ids with their rows, or replace the rows of members.
 
         Like ``dict.update``: a repeated id takes its last value. On new
@@ -329,7 +329,7 @@ class ComponentStore:
             raise KeyError(f"{describe(arr, k, scalar, ids)} is not in the store")
         return positions, scalar
 
-    def set(self, ids: Any, **columns: Any) -> None:
+    def set(self, ids: Any, /, **columns: Any) -> None:
         """Replace column values of ids that must all be members.
 
         Raises ``KeyError`` naming the first absent id, changing nothing.

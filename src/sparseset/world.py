@@ -558,8 +558,8 @@ class World:
 
     # -- components -------------------------------------------------------
 
-    def register(self, name: str, dtype: Any = None, shape: Any = ()) -> EntityStore:
-        """Register a component; returns its store.
+    def register(self, name: str, dtype: Any = None, shape: Any = ()) -> None:
+        """Register a component; ``world[name]`` is then its store.
 
         Parameters
         ----------
