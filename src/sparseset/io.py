@@ -17,6 +17,7 @@ import contextlib
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,16 +84,33 @@ def load(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any
     sparseset.io.FormatError: ... is format version 1; this sparseset reads version 2
     """
     where = os.fspath(path)
-    if not os.path.exists(where):
-        raise FileNotFoundError(f"no such file: {where!r}")
-    try:
-        with np.load(where, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as error:
-        raise FormatError(
-            f"{where!r} is not a readable {kind} file (truncated or corrupted?): "
-            f"{error}"
-        ) from error
+    # Opened here, not by np.load, so that the file is closed whatever
+    # np.load makes of it; a missing or unreadable file raises as usual.
+    with open(where, "rb") as file:
+        try:
+            loaded = np.load(file, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise FormatError(f"{where!r} holds one bare array, not a {kind} file")
+            with loaded as archive:
+                arrays = {key: archive[key] for key in archive.files}
+        except FormatError:
+            raise
+        except (
+            OSError,
+            EOFError,
+            ValueError,
+            KeyError,
+            # zipfile's answers to flipped bits in a member's header:
+            # "encrypted", "unsupported compression", a broken stream.
+            RuntimeError,
+            NotImplementedError,
+            zlib.error,
+            zipfile.BadZipFile,
+        ) as error:
+            raise FormatError(
+                f"{where!r} is not a readable {kind} file (truncated or "
+                f"corrupted?): {error}"
+            ) from error
     header = arrays.pop("format", None), arrays.pop("version", None)
     found_kind, found_version = header
     if found_kind is None or found_kind.shape != () or str(found_kind) != kind:

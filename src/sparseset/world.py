@@ -25,7 +25,7 @@ from ._ids import as_ids, reject_negative
 from .group import Group
 from .io import FormatError
 from .sparse_set import FLAT_LIMIT, _check_capacity
-from .store import ComponentStore
+from .store import ComponentStore, _parse_schema
 from .view import View
 
 #: A handle's generation lives in bits 32..62, so handles stay positive int64.
@@ -35,6 +35,8 @@ INDEX_LIMIT = FLAT_LIMIT
 #: ``World.save`` files: what their header says, and the layout version.
 FILE_KIND = "sparseset.World"
 FILE_VERSION = 1
+#: The most capacity a loaded world reserves beyond the entities it holds.
+_RESTORED_CAPACITY = 1 << 20
 
 
 class DeadHandleError(KeyError, ValueError):
@@ -826,7 +828,7 @@ class World:
         >>> World.load("/nonexistent/world.npz")
         Traceback (most recent call last):
         ...
-        FileNotFoundError: no such file: '/nonexistent/world.npz'
+        FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/world.npz'
         """
         world = cls.__new__(cls)
         world._restore(io.load(path, FILE_KIND, FILE_VERSION), os.fspath(path))
@@ -841,8 +843,10 @@ class World:
     def _restore(self, state: Mapping[str, Any], source: str) -> None:
         """Check ``state`` whole, then become the world it describes."""
         checked = _check_state(state, source)
-        World.__init__(self, checked.capacity)
         count = checked.generations.shape[0]
+        # The capacity is a hint; a file must not make a tiny world allocate
+        # gigabytes by claiming a huge one.
+        World.__init__(self, min(checked.capacity, max(count, _RESTORED_CAPACITY)))
         self._reserve_entities(count)
         self._generations[:count] = checked.generations
         self._alive[:count] = checked.alive
@@ -903,7 +907,7 @@ def _check_state(state: Mapping[str, Any], source: str) -> _CheckedState:
         groups = [tuple(str(name) for name in names) for names in meta["groups"]]
         lengths = [int(length) for length in meta["group_lengths"]]
         checked.capacity = int(meta["capacity"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, OverflowError) as error:
         if isinstance(error, FormatError):
             raise
         raise fail(f"its description is unreadable ({error})") from error
@@ -951,6 +955,12 @@ def _check_state(state: Mapping[str, Any], source: str) -> _CheckedState:
             ):
                 raise fail(f"column {column!r} of {name!r} does not match its entities")
             rows[column] = values
+        if not name:
+            raise fail("a component has an empty name")
+        try:
+            _parse_schema({c: (v.dtype, v.shape[1:]) for c, v in rows.items()})
+        except (TypeError, ValueError) as error:
+            raise fail(f"component {name!r} has a bad column: {error}") from error
         checked.components[name] = (keys, rows)
     if len(checked.components) != len(components):
         raise fail("a component is listed twice")
