@@ -247,3 +247,134 @@ def filter_into(ids, sparse, dense, n, keep_members, out_sparse, out_dense, out_
             seq.append(x)
     _write(out_sparse, out_dense, seq)
     return len(seq)
+
+
+def swap_members(sparse, dense, p, q):
+    """Exchange the ids at positions ``p`` and ``q``, back-pointers with them."""
+    a, b = int(dense[p]), int(dense[q])
+    dense[p], dense[q] = b, a
+    sparse[b], sparse[a] = p, q
+
+
+def _swap_rows(rows, p, q):
+    for column in rows:
+        column[[p, q]] = column[[q, p]]
+
+
+def pack_front(sparse, dense, n, start, ids, rows):
+    """Swap each member of ``ids`` found at or past ``start`` into ``start``.
+
+    ``start`` moves up by one per member moved; members below it (placed
+    already, or repeated in ``ids``) and non-members are skipped. Rows of
+    every array in ``rows`` move with their ids. Returns the new ``start``.
+    """
+    seq = member_list(sparse, dense, n)
+    for x in as_ints(ids):
+        if x in seq[start:]:
+            p = seq.index(x)
+            seq[p], seq[start] = seq[start], seq[p]
+            _swap_rows(rows, p, start)
+            start += 1
+    _write(sparse, dense, seq)
+    return start
+
+
+def pack_back(sparse, dense, n, end, ids, rows):
+    """Swap each member of ``ids`` found below ``end`` into ``end - 1``.
+
+    ``end`` moves down by one per member moved; members at or past it are
+    skipped. Rows move with their ids. Returns the new ``end``.
+    """
+    seq = member_list(sparse, dense, n)
+    for x in as_ints(ids):
+        if x in seq[:end]:
+            p = seq.index(x)
+            end -= 1
+            seq[p], seq[end] = seq[end], seq[p]
+            _swap_rows(rows, p, end)
+    _write(sparse, dense, seq)
+    return end
+
+
+# ----------------------------------------------------------- entity handles
+
+INDEX_BITS = 32
+INDEX_MASK = 2**32 - 1
+
+
+def as_int64(value):
+    """A Python int wrapped to int64's range, as a 64-bit store would hold it."""
+    value &= 2**64 - 1
+    return value - 2**64 if value >= SIGN_BIT else value
+
+
+def handle(index, generation):
+    """The int64 handle of ``index`` at ``generation``."""
+    return as_int64((int(generation) << INDEX_BITS) | int(index))
+
+
+def create_entities(generations, alive, free, n_free, count, out):
+    """Fill ``out`` with new handles: free indexes last-in first-out, then fresh ones.
+
+    A fresh index starts at generation 0; ``free`` itself is only read.
+    Returns ``(n_free, count)`` after the creation.
+    """
+    stack = [int(i) for i in free[:n_free].tolist()]
+    for k in range(out.shape[0]):
+        if stack:
+            i = stack.pop()
+        else:
+            i = count
+            count += 1
+            generations[i] = 0
+        alive[i] = True
+        out[k] = handle(i, generations[i])
+    return len(stack), count
+
+
+def destroy_entities(generations, alive, free, n_free, indexes, last_generation):
+    """Kill the distinct live indexes of ``indexes``; return ``(n_free, killed)``.
+
+    Each victim moves to its next generation and onto the free stack, unless
+    it is at ``last_generation``: then it is retired (stays dead, not freed).
+    """
+    victims = [i for i in dict.fromkeys(as_ints(indexes)) if alive[i]]
+    for i in victims:
+        alive[i] = False
+        if int(generations[i]) < last_generation:
+            generations[i] += 1
+            free[n_free] = i
+            n_free += 1
+    return n_free, len(victims)
+
+
+def is_alive(generations, alive, count, h):
+    """Whether the handle ``h`` (any Python int) names a live entity."""
+    h = int(h)
+    if not 0 <= h < SIGN_BIT:
+        return False
+    index, generation = h & INDEX_MASK, h >> INDEX_BITS
+    return (
+        index < count and bool(alive[index]) and int(generations[index]) == generation
+    )
+
+
+def resolve(generations, alive, count, handles, out, dead):
+    """``out[k]``: the index of a live ``handles[k]``, else ``dead``.
+
+    Returns the position of the first dead handle, -1 if none.
+    """
+    first = -1
+    for k, h in enumerate(as_ints(handles)):
+        if is_alive(generations, alive, count, h):
+            out[k] = h & INDEX_MASK
+        else:
+            out[k] = dead
+            if first < 0:
+                first = k
+    return first
+
+
+def handles_of(generations, indexes, out):
+    for k, i in enumerate(as_ints(indexes)):
+        out[k] = handle(i, generations[i])

@@ -585,3 +585,532 @@ def test_membership_is_proven_by_dense_not_sparse():
     # n = 0: nothing is a member whatever the arrays hold
     kernels.contains(sparse, dense, 0, np.arange(capacity), out)
     assert not out.any()
+
+
+# --------------------------------------------------------------------------
+# swapping and packing members with their rows
+# --------------------------------------------------------------------------
+
+#: Word columns as a store hands them to row kernels (``sparseset.store._words``):
+#: one of every word width, with rows of several words.
+ROW_WORDS = ((np.uint64, 3), (np.uint32, 1), (np.uint16, 2), (np.uint8, 3))
+
+
+def row_of(x, dtype, width):
+    """The words of id ``x``'s row in a column of ``dtype`` (never the guard value)."""
+    top = int(np.iinfo(dtype).max)
+    base = 2**40 if dtype == np.uint64 else 0
+    return [base + (3 * int(x) + 50 * j + 1) % top for j in range(width)]
+
+
+def tagged_rows(members):
+    """Columns of every word width, one row per member, then guard rows.
+
+    Returns the columns (exactly ``len(members)`` rows each, so a write past
+    n lands in the guard) and the arrays holding them.
+    """
+    n = len(members)
+    columns, bigs = [], []
+    for dtype, width in ROW_WORDS:
+        big = np.full((n + GUARD, width), np.iinfo(dtype).max, dtype)
+        for p, x in enumerate(members):
+            big[p] = row_of(x, dtype, width)
+        columns.append(big[:n])
+        bigs.append(big)
+    return tuple(columns), bigs
+
+
+def assert_rows_follow_ids(columns, bigs, ids):
+    """Row p of every column belongs to ``ids[p]``; the guard rows are intact."""
+    n = len(ids)
+    for column, big, (dtype, width) in zip(columns, bigs, ROW_WORDS, strict=True):
+        want = [row_of(x, dtype, width) for x in ids]
+        np.testing.assert_array_equal(column, np.array(want, dtype).reshape(n, width))
+        assert (big[n:] == np.iinfo(dtype).max).all(), f"{dtype} row past n written"
+
+
+def ids_among(state, data, dtypes=INT_DTYPES, layouts=LAYOUTS):
+    """Ids that are mostly members (so that things move), with repeats and strays."""
+    members = state.members()
+    picks = (
+        data.draw(st.lists(st.sampled_from(members), max_size=16)) if members else []
+    )
+    if not members or data.draw(st.booleans()):
+        picks += data.draw(
+            st.lists(
+                st.one_of(st.integers(-3, state.capacity + 3), st.sampled_from(HUGE)),
+                max_size=6,
+            )
+        )
+    picks = data.draw(st.permutations(picks))
+    return make_array(
+        picks, data.draw(st.sampled_from(dtypes)), data.draw(st.sampled_from(layouts))
+    )
+
+
+@given(states(min_capacity=1), st.data())
+def test_swap_members(state, data):
+    upto = state.n + state.removed
+    assume(upto > 0)
+    p = data.draw(st.integers(0, upto - 1))
+    q = data.draw(st.integers(0, upto - 1))
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    assert kernels.swap_members(sparse, dense, p, q) is None
+    reference.swap_members(r.sparse, r.dense, p, q)
+
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(dense[:upto], r.dense[:upto])
+    assert_back_pointers(sparse, dense, upto)
+    # only the two positions changed
+    want = state.dense[:upto].tolist()
+    want[p], want[q] = want[q], want[p]
+    assert dense[:upto].tolist() == want
+    if p < state.n and q < state.n:
+        np.testing.assert_array_equal(
+            reference.membership(sparse, dense, state.n),
+            reference.membership(state.sparse, state.dense, state.n),
+        )
+
+
+@pytest.mark.parametrize("kernel", ["pack_front", "pack_back"])
+@given(state=states(), data=st.data())
+def test_pack_moves_rows_with_their_ids(kernel, state, data):
+    # two id types only: each (ids, rows) type combination compiles anew;
+    # test_pack_every_dtype covers the rest
+    ids = ids_among(state, data, dtypes=[np.int64, np.uint32], layouts=["contiguous"])
+    before = ids_snapshot(ids)
+    bound = data.draw(st.integers(0, state.n))  # start, or end
+    members = state.members()
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    rows, bigs = tagged_rows(members)
+    r = state.copy()
+    r_rows, _ = tagged_rows(members)
+
+    got = getattr(kernels, kernel)(sparse, dense, state.n, bound, ids, rows)
+    want = getattr(reference, kernel)(r.sparse, r.dense, r.n, bound, ids, r_rows)
+
+    assert int(got) == want
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    for column, r_column in zip(rows, r_rows, strict=True):
+        np.testing.assert_array_equal(column, r_column)
+    # the invariants, and rows that still belong to their ids
+    assert_back_pointers(sparse, dense, state.n + state.removed)
+    assert sorted(dense[: state.n].tolist()) == sorted(members)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, state.n),
+        reference.membership(state.sparse, state.dense, state.n),
+    )
+    assert_rows_follow_ids(rows, bigs, dense[: state.n].tolist())
+    # what moved, said without the swaps
+    now = dense[: state.n].tolist()
+    batch = list(dict.fromkeys(reference.as_ints(ids)))
+    if kernel == "pack_front":
+        moved = [x for x in batch if x in members[bound:]]
+        assert got == bound + len(moved)
+        assert now[:bound] == members[:bound]
+        assert now[bound:got] == moved
+    else:
+        moved = [x for x in batch if x in members[:bound]]
+        assert got == bound - len(moved)
+        assert now[bound:] == members[bound:]
+        assert now[got:bound] == moved[::-1]
+
+
+def test_pack_front_orders_like_ids_and_pack_back_undoes_it():
+    sparse, dense, n = reference.build([1, 2, 3, 4, 5, 6], [], 10, "random", 3)
+    rows, bigs = tagged_rows([1, 2, 3, 4, 5, 6])
+    ids = np.array([6, 9, 2, 6, 5, 2**40, 6], np.int64)
+    assert kernels.pack_front(sparse, dense, n, 0, ids, rows) == 3
+    assert dense[:3].tolist() == [6, 2, 5]
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+    # a second pass from the new start skips what is already packed
+    assert kernels.pack_front(sparse, dense, n, 3, ids, rows) == 3
+    assert kernels.pack_front(sparse, dense, n, 3, np.array([1, 2]), rows) == 4
+    assert dense[:4].tolist() == [6, 2, 5, 1]
+    # expel two of the packed four: the first expelled lands at the old end - 1
+    assert kernels.pack_back(sparse, dense, n, 4, np.array([2, 3, 6, 2]), rows) == 2
+    assert dense[2:4].tolist() == [6, 2]
+    assert sorted(dense[:2].tolist()) == [1, 5]
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+    assert_back_pointers(sparse, dense, n)
+    # an empty batch, and an empty set, move nothing
+    assert kernels.pack_back(sparse, dense, n, 2, np.empty(0, np.int64), rows) == 2
+    assert kernels.pack_front(sparse, dense, 0, 0, np.array([1, 2]), rows) == 0
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_pack_every_dtype(dtype, layout):
+    state = _fixed_state("adversarial")  # [9, 2, 14, 0, 5], 7 and 3 removed
+    values = [5, 3, 25, 0, 7, 5, 14, 100]
+    if np.dtype(dtype).kind == "i":
+        values.insert(2, -1)
+    elif dtype == np.uint64:
+        values.insert(2, 2**63 + 9)
+    ids = make_array(values, dtype, layout)
+    assert ids.dtype == dtype
+
+    k = state.copy()
+    rows, bigs = tagged_rows(k.members())
+    assert kernels.pack_front(k.sparse, k.dense, k.n, 0, ids, rows) == 3
+    assert k.members()[:3] == [5, 0, 14]
+    assert sorted(k.members()) == [0, 2, 5, 9, 14]
+    assert_rows_follow_ids(rows, bigs, k.members())
+    assert_back_pointers(k.sparse, k.dense, k.n + k.removed)
+
+    k = state.copy()
+    rows, bigs = tagged_rows(k.members())
+    assert kernels.pack_back(k.sparse, k.dense, k.n, 4, ids, rows) == 2
+    assert k.members()[2:] == [14, 0, 5]  # 5 sits at 4 = end: left alone
+    assert sorted(k.members()[:2]) == [2, 9]
+    assert_rows_follow_ids(rows, bigs, k.members())
+    assert_back_pointers(k.sparse, k.dense, k.n + k.removed)
+
+
+# --------------------------------------------------------------------------
+# entity handles
+# --------------------------------------------------------------------------
+
+#: The world's last generation (``sparseset.world.LAST_GENERATION``); the
+#: kernels take it as an argument, and the tests also use a small one so
+#: that retirement happens often.
+LAST_GENERATION = 2**31 - 1
+BOOL_GUARD = False
+WORD_GUARD = 0xDEADBEEF
+
+
+@dataclass
+class Entities:
+    """A world's entity arrays: ``length`` slots, ``count`` indexes ever used.
+
+    Past ``count`` (and past ``n_free`` in ``free``) they hold garbage, and
+    each array is followed by a guard zone.
+    """
+
+    generations: np.ndarray
+    alive: np.ndarray
+    free: np.ndarray
+    n_free: int
+    count: int
+    last: int
+
+    @property
+    def length(self):
+        return self.generations.shape[0]
+
+    def copy(self):
+        return Entities(
+            self.generations.copy(),
+            self.alive.copy(),
+            self.free.copy(),
+            self.n_free,
+            self.count,
+            self.last,
+        )
+
+    def live(self):
+        return [i for i in range(self.count) if self.alive[i]]
+
+
+def with_guard(arr, fill):
+    """A copy of ``arr`` followed by ``GUARD`` slots of ``fill``; returns both."""
+    big = np.full(arr.shape[0] + GUARD, fill, arr.dtype)
+    big[: arr.shape[0]] = arr
+    return big[: arr.shape[0]], big
+
+
+def assert_guard(big, length, fill):
+    assert (big[length:] == fill).all(), "wrote past the end"
+
+
+@st.composite
+def entity_states(draw, max_count=32, max_extra=12):
+    """A valid world state: every dead index is either free or retired."""
+    last = draw(st.sampled_from([3, LAST_GENERATION]))
+    count = draw(st.integers(0, max_count))
+    length = count + draw(st.integers(0, max_extra))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    generations = rng.integers(0, 2**32, length, dtype=np.uint64).astype(np.uint32)
+    alive = rng.integers(0, 2, length).astype(np.bool_)  # garbage past count
+    free = rng.integers(-(2**31), 2**31, length, dtype=np.int64).astype(np.int32)
+    low = st.integers(0, min(3, last))
+    high = st.integers(last - 2, last)
+    for i in range(count):
+        generations[i] = draw(st.one_of(low, high))
+        alive[i] = draw(st.booleans())
+    dead = [i for i in range(count) if not alive[i] and generations[i] < last]
+    stack = draw(st.permutations(dead))
+    free[: len(stack)] = stack
+    return Entities(generations, alive, free, len(stack), count, last)
+
+
+@given(entity_states(), st.data())
+def test_create_entities(state, data):
+    room = state.n_free + state.length - state.count
+    wanted = data.draw(st.integers(0, room))
+    generations, generations_big = with_guard(state.generations, WORD_GUARD)
+    alive, alive_big = with_guard(state.alive, BOOL_GUARD)
+    free0 = state.free.copy()
+    out, out_big = with_guard(np.full(wanted, -7, np.int64), WORD_GUARD)
+    r = state.copy()
+    want_out = np.full(wanted, -7, np.int64)
+
+    got = kernels.create_entities(
+        generations, alive, state.free, state.n_free, state.count, out
+    )
+    want = reference.create_entities(
+        r.generations, r.alive, r.free, r.n_free, r.count, want_out
+    )
+
+    assert (int(got[0]), int(got[1])) == want
+    np.testing.assert_array_equal(out, want_out)
+    new_count = want[1]
+    np.testing.assert_array_equal(generations[:new_count], r.generations[:new_count])
+    np.testing.assert_array_equal(alive[:new_count], r.alive[:new_count])
+    # garbage past the new count, the free array and the guards stay as they were
+    np.testing.assert_array_equal(
+        generations[new_count:], state.generations[new_count:]
+    )
+    np.testing.assert_array_equal(alive[new_count:], state.alive[new_count:])
+    np.testing.assert_array_equal(state.free, free0)
+    assert_guard(generations_big, state.length, WORD_GUARD)
+    assert_guard(alive_big, state.length, BOOL_GUARD)
+    assert_guard(out_big, wanted, WORD_GUARD)
+    # the new handles are alive, distinct, and the free stack went first, LIFO
+    assert len(set(out.tolist())) == wanted
+    indexes = (out & reference.INDEX_MASK).tolist()
+    recycled = min(wanted, state.n_free)
+    assert indexes[:recycled] == state.free[: state.n_free][::-1][:recycled].tolist()
+    assert indexes[recycled:] == list(range(state.count, new_count))
+    assert all(reference.is_alive(generations, alive, new_count, h) for h in out)
+
+
+@given(entity_states(), st.data())
+def test_destroy_entities(state, data):
+    if state.count:
+        indexes = data.draw(st.lists(st.integers(0, state.count - 1), max_size=16))
+    else:
+        indexes = []
+    live_before = state.live()
+    handles_before = [
+        reference.handle(i, state.generations[i]) for i in range(state.count)
+    ]
+    indexes = make_array(
+        indexes,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = ids_snapshot(indexes)
+    generations, generations_big = with_guard(state.generations, WORD_GUARD)
+    alive, alive_big = with_guard(state.alive, True)
+    free, free_big = with_guard(state.free, -0x21524111)
+    r = state.copy()
+
+    got = kernels.destroy_entities(
+        generations, alive, free, state.n_free, indexes, state.last
+    )
+    want = reference.destroy_entities(
+        r.generations, r.alive, r.free, r.n_free, indexes, state.last
+    )
+
+    assert (int(got[0]), int(got[1])) == want
+    n_free, killed = want
+    np.testing.assert_array_equal(generations, r.generations)
+    np.testing.assert_array_equal(alive, r.alive)
+    np.testing.assert_array_equal(free[:n_free], r.free[:n_free])
+    np.testing.assert_array_equal(indexes, before)
+    assert_guard(generations_big, state.length, WORD_GUARD)
+    assert_guard(alive_big, state.length, True)
+    assert_guard(free_big, state.length, -0x21524111)
+    # the free stack only grew on top; retired indexes were not pushed
+    np.testing.assert_array_equal(free[: state.n_free], state.free[: state.n_free])
+    victims = [i for i in dict.fromkeys(indexes.tolist()) if i in live_before]
+    assert killed == len(victims)
+    assert free[state.n_free : n_free].tolist() == [
+        i for i in victims if state.generations[i] < state.last
+    ]
+    for i in victims:
+        assert not alive[i]
+        assert not reference.is_alive(
+            generations, alive, state.count, handles_before[i]
+        )
+        if state.generations[i] == state.last:
+            assert generations[i] == state.last  # retired, never to come back
+
+
+def handle_candidates(state):
+    """Live, stale, never-created, negative and huge handles for ``state``."""
+    out = [*HUGE, -1, -(2**63), 2**63 - 1, reference.INDEX_MASK]
+    for i in range(state.length):
+        g = int(state.generations[i])
+        out += [reference.handle(i, g), reference.handle(i, g + 1), i]
+        if g:
+            out.append(reference.handle(i, g - 1))
+    out = [h for h in out if h < 2**64]
+    return out or [0]
+
+
+@given(entity_states(), st.data())
+def test_resolve(state, data):
+    handles = data.draw(
+        st.lists(st.sampled_from(handle_candidates(state)), max_size=20)
+    )
+    handles = make_array(
+        handles,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = ids_snapshot(handles)
+    dead = data.draw(st.sampled_from([-1, 2**31]))
+    out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
+    want_out = np.full(handles.shape[0], -7, np.int64)
+    state0 = state.copy()
+
+    got = kernels.resolve(
+        state.generations, state.alive, state.count, handles, out, dead
+    )
+    want = reference.resolve(
+        state.generations, state.alive, state.count, handles, want_out, dead
+    )
+
+    assert int(got) == want
+    np.testing.assert_array_equal(out, want_out)
+    assert_guard(out_big, handles.shape[0], WORD_GUARD)
+    # resolve writes nothing but ``out``
+    np.testing.assert_array_equal(handles, before)
+    np.testing.assert_array_equal(state.generations, state0.generations)
+    np.testing.assert_array_equal(state.alive, state0.alive)
+
+
+@given(entity_states(), st.data())
+def test_handles_of(state, data):
+    if state.count:
+        indexes = data.draw(st.lists(st.integers(0, state.count - 1), max_size=16))
+    else:
+        indexes = []
+    indexes = make_array(
+        indexes,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    out, out_big = with_guard(np.full(indexes.shape[0], -7, np.int64), WORD_GUARD)
+    want = np.full(indexes.shape[0], -7, np.int64)
+    assert kernels.handles_of(state.generations, indexes, out) is None
+    reference.handles_of(state.generations, indexes, want)
+    np.testing.assert_array_equal(out, want)
+    assert_guard(out_big, indexes.shape[0], WORD_GUARD)
+    assert (out >= 0).all()
+    # a live index's handle resolves to it
+    keys = np.empty(indexes.shape[0], np.int64)
+    kernels.resolve(state.generations, state.alive, state.count, out, keys, -1)
+    for k, i in enumerate(indexes.tolist()):
+        assert keys[k] == (i if state.alive[i] else -1)
+
+
+def test_entity_lifecycle():
+    length = 8
+    generations = np.full(length, 99, np.uint32)  # garbage: count is 0
+    alive = np.ones(length, np.bool_)
+    free = np.full(length, -1, np.int32)
+    out = np.empty(4, np.int64)
+    assert kernels.create_entities(generations, alive, free, 0, 0, out) == (0, 4)
+    assert out.tolist() == [0, 1, 2, 3]  # fresh indexes start at generation 0
+    first = out.copy()
+
+    # destroy 2, 0 and 2 again: two killed, pushed in batch order
+    batch = np.array([2, 0, 2])
+    assert kernels.destroy_entities(generations, alive, free, 0, batch, 5) == (2, 2)
+    assert free[:2].tolist() == [2, 0]
+    assert generations[:4].tolist() == [1, 0, 1, 0]
+
+    # recycling is LIFO: 0 comes back first, then 2, then a fresh index
+    out = np.empty(3, np.int64)
+    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert out.tolist() == [2**32 | 0, 2**32 | 2, 4]
+
+    # the first handles of 0 and 2 are stale: dead, with the dead value
+    keys = np.empty(4, np.int64)
+    assert kernels.resolve(generations, alive, 5, first, keys, -9) == 0
+    assert keys.tolist() == [-9, 1, -9, 3]
+    assert kernels.resolve(generations, alive, 5, out, keys[:3], -9) == -1
+    assert keys[:3].tolist() == [0, 2, 4]
+    handles = np.empty(3, np.int64)
+    kernels.handles_of(generations, np.array([0, 2, 4]), handles)
+    assert handles.tolist() == out.tolist()
+
+
+def test_destroy_retires_the_last_generation():
+    generations = np.array([4, 5, 5, 0], np.uint32)
+    alive = np.array([True, True, True, False])
+    free = np.full(4, -1, np.int32)
+    free[0] = 3
+    batch = np.array([1, 0, 2], np.int64)
+    assert kernels.destroy_entities(generations, alive, free, 1, batch, 5) == (2, 3)
+    # 0 moves to its last generation and is freed; 1 and 2 are retired
+    assert generations.tolist() == [5, 5, 5, 0]
+    assert free[:2].tolist() == [3, 0]
+    assert not alive.any()
+    # no handle of a retired index resolves, at any generation
+    handles = np.array([(g << 32) | i for i in (1, 2) for g in (4, 5, 6)], np.int64)
+    keys = np.empty(handles.shape[0], np.int64)
+    assert kernels.resolve(generations, alive, 4, handles, keys, -1) == 0
+    assert (keys == -1).all()
+    # recycling hands out 0 (then 3), never 1 or 2
+    out = np.empty(3, np.int64)
+    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert out.tolist() == [(5 << 32) | 0, 3, 4]
+    # 0, now at the last generation, is retired when destroyed again
+    assert kernels.destroy_entities(generations, alive, free, 0, np.array([0]), 5) == (
+        0,
+        1,
+    )
+    assert generations[0] == 5 and not alive[0]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_resolve_every_dtype(dtype, layout):
+    # indexes 0..4; 1 is dead, 2 is at generation 1, 4 is past count (3)
+    generations = np.array([0, 0, 1, 0, 0], np.uint32)
+    alive = np.array([True, False, True, True, True])
+    count = 4
+    values = [3, 0, 1, 100, 4, 2]
+    want = [3, 0, -1, -1, -1, -1]  # 2's handle at generation 0 is stale
+    if np.dtype(dtype).itemsize == 8:
+        values += [2**32 | 2, 2**33 | 3]
+        want += [2, -1]
+    if np.dtype(dtype).kind == "i":
+        values.append(-1)
+        want.append(-1)
+    if dtype == np.uint64:
+        values += [2**63, 2**64 - 1, 2**63 | 3]  # negative as int64: dead
+        want += [-1, -1, -1]
+    handles = make_array(values, dtype, layout)
+    assert handles.dtype == dtype
+    out = np.empty(len(values), np.int64)
+    assert kernels.resolve(generations, alive, count, handles, out, -1) == 2
+    assert out.tolist() == want
+    out2 = np.empty(len(values), np.int64)
+    kernels.resolve(generations, alive, count, handles, out2, 2**31)
+    assert out2.tolist() == [2**31 if w == -1 else w for w in want]
+
+    indexes = make_array([3, 2, 0, 2], dtype, layout)
+    got = np.empty(4, np.int64)
+    kernels.handles_of(generations, indexes, got)
+    assert got.tolist() == [3, 2**32 | 2, 0, 2**32 | 2]
+
+    gens, live = generations.copy(), alive.copy()
+    free = np.full(5, -1, np.int32)
+    assert kernels.destroy_entities(gens, live, free, 0, indexes, 5) == (3, 3)
+    assert free[:3].tolist() == [3, 2, 0]
+    assert gens.tolist() == [1, 0, 2, 1, 0]
+    assert live.tolist() == [False, False, False, False, True]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from reference import DTYPE_IDS, FLAT_LIMIT, INT_DTYPES
-from sparseset import ComponentStore, SparseMap, UnknownColumnError
+from sparseset import ComponentStore, SparseMap, SparseSet, UnknownColumnError
 
 SCHEMA = {"pos": ("f8", 2), "vel": ("f8", 2), "hp": "i4"}
 
@@ -1309,3 +1309,418 @@ class TestSparseMap:
     def test_repr(self):
         m = make_map()
         assert "SparseMap" in repr(m)
+
+
+# --------------------------------------------------------------------------
+# sort, sort_as
+# --------------------------------------------------------------------------
+
+#: Rows of every word width the row kernels move (8, 4, 2 and 1-byte words).
+WIDE = {"pos": ("f8", 2), "mass": "f4", "kind": "i2", "rgb": ("u1", 3)}
+
+
+def wide_rows(i):
+    """Distinct rows of ``WIDE`` for id ``i``."""
+    return {
+        "pos": [i + 0.5, -i],
+        "mass": i / 4,
+        "kind": 1000 - i,
+        "rgb": [i % 256, (3 * i) % 256, 255 - i % 256],
+    }
+
+
+def make_wide(ids):
+    store = ComponentStore(WIDE)
+    ids = list(ids)
+    store.add(
+        ids,
+        **{
+            name: np.array([wide_rows(i)[name] for i in ids], dtype, ndmin=1)
+            for name, (dtype, _) in store.schema.items()
+        },
+    )
+    return store
+
+
+def assert_rows_belong(store, rows=rows_of):
+    """Every member's row in every column is still its own."""
+    assert_rows_match(store, {i: rows(i) for i in order(store)})
+
+
+def assert_index_consistent(store):
+    """index() and contains() agree with the dense order (the invariants)."""
+    ids = order(store)
+    assert len(set(ids)) == len(ids)
+    if ids:
+        assert store.index(ids).tolist() == list(range(len(ids)))
+        assert store.contains(ids).all()
+
+
+def sorted_as(members, other):
+    """The shared members in ``other``'s order (first occurrence), then the rest."""
+    shared = [x for x in dict.fromkeys(other) if x in set(members)]
+    return shared, [x for x in members if x not in set(shared)]
+
+
+def assert_sorted_as(store, members, other):
+    shared, rest = sorted_as(members, other)
+    now = order(store)
+    assert now[: len(shared)] == shared
+    assert sorted(now[len(shared) :]) == sorted(rest)
+
+
+class TestSort:
+    def test_sort_by_id_moves_every_column(self):
+        store = make_store(ids=[8, 3, 12, 0, 5], discard=(3,))
+        assert order(store) == [8, 5, 12, 0]
+        assert store.sort() is None
+        assert order(store) == [0, 5, 8, 12]
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+        assert store.get(12)["hp"] == rows_of(12)["hp"]
+
+    def test_sort_by_id_every_word_width(self):
+        ids = [40, 7, 300, 2, 65, 1]
+        store = make_wide(ids)
+        store.sort()
+        assert order(store) == sorted(ids)
+        assert_rows_belong(store, wide_rows)
+
+    def test_sort_is_in_place_for_column_views(self):
+        store = make_store(ids=[8, 3, 12, 0, 5], discard=())
+        hp = store["hp"]
+        store.sort()
+        np.testing.assert_array_equal(hp, store["hp"])
+        hp[0] = -1  # still a view of the store's rows
+        assert store.get(0)["hp"] == -1
+
+    def test_stable_sort_by_a_column(self):
+        store = make_store(ids=[5, 1, 9, 3, 7, 2], discard=())
+        store["hp"] = [2, 1, 2, 1, 0, 2]
+        expected = {
+            i: rows_of(i) | {"hp": h}
+            for i, h in zip(order(store), [2, 1, 2, 1, 0, 2], strict=True)
+        }
+        assert store.sort(key="hp") is None
+        # ties keep their order: 1 before 3, and 5, 9, 2 as they were
+        assert order(store) == [7, 1, 3, 5, 9, 2]
+        assert store["hp"].tolist() == [0, 1, 1, 2, 2, 2]
+        assert_rows_match(store, expected)
+        assert_index_consistent(store)
+        # sorting again by the same key changes nothing (stable)
+        store.sort(key="hp")
+        assert order(store) == [7, 1, 3, 5, 9, 2]
+
+    @pytest.mark.parametrize("how", ["column", "array"])
+    def test_sort_is_stable_on_many_ties(self, how):
+        # numpy's default sort is stable only on short arrays
+        rng = np.random.default_rng(7)
+        ids = rng.permutation(1000)[:300].tolist()
+        store = make_store(ids=ids, discard=())
+        ties = rng.integers(0, 3, len(ids))
+        store["hp"] = ties
+        expected = {
+            i: rows_of(i) | {"hp": t} for i, t in zip(ids, ties.tolist(), strict=True)
+        }
+        store.sort(key="hp" if how == "column" else ties.astype(np.float32))
+        assert order(store) == sorted(ids, key=lambda i: expected[i]["hp"])
+        assert_rows_match(store, expected)
+        assert_index_consistent(store)
+
+    def test_sort_by_a_float_column_every_word_width(self):
+        store = make_wide([4, 9, 1, 7, 3])
+        store.sort(key="mass")
+        assert order(store) == [1, 3, 4, 7, 9]
+        store.sort(key="kind")  # 1000 - i
+        assert order(store) == [9, 7, 4, 3, 1]
+        assert_rows_belong(store, wide_rows)
+
+    @pytest.mark.parametrize(
+        ("make_key", "expected"),
+        [
+            (lambda store: [30, 10, 20], [7, 1, 4]),
+            (lambda store: np.array([0.5, -1.0, 0.0]), [7, 1, 4]),
+            (lambda store: np.array([3, 1, 2], np.uint8), [7, 1, 4]),
+            (lambda store: np.array(["c", "a", "b"]), [7, 1, 4]),
+            (lambda store: -store["pos"][:, 1] - 1000, [1, 4, 7]),  # i - 1000
+        ],
+        ids=["list", "float", "uint8", "str", "view-expression"],
+    )
+    def test_sort_by_a_key_array(self, make_key, expected):
+        store = make_store()  # [4, 7, 1]
+        store.sort(key=make_key(store))
+        assert order(store) == expected
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+
+    def test_sort_by_a_key_array_is_stable_and_aligned_with_ids(self):
+        store = make_store(ids=[6, 2, 8, 4], discard=())
+        store.sort(key=[1, 0, 1, 0])
+        assert order(store) == [2, 4, 6, 8]
+        store.sort(key=store.ids[::-1])  # a view of the ids themselves
+        assert order(store) == [8, 6, 4, 2]
+        assert_rows_belong(store)
+        store.sort(key=store["hp"])  # a view of a column being moved
+        assert order(store) == [2, 4, 6, 8]
+        assert_rows_belong(store)
+
+    @pytest.mark.parametrize(
+        ("key", "exc"),
+        [
+            ([1, 2], ValueError),
+            ([1, 2, 3, 4], ValueError),
+            (np.zeros((3, 1)), ValueError),
+            (np.zeros((1, 3)), ValueError),
+            (5, ValueError),
+            ([], ValueError),
+            ([None, 1, 2], TypeError),
+        ],
+        ids=["short", "long", "column-2d", "row-2d", "scalar", "empty", "unorderable"],
+    )
+    def test_bad_key_changes_nothing(self, key, exc):
+        store = make_store()
+        snap = snapshot(store)
+        with pytest.raises(exc) as info:
+            store.sort(key=key)
+        if exc is ValueError:
+            assert "3" in str(info.value)  # the expected length
+        assert_unchanged(store, snap)
+        assert_index_consistent(store)
+
+    def test_multi_dim_column_key_names_the_column(self):
+        store = make_store()
+        snap = snapshot(store)
+        with pytest.raises(ValueError, match="pos"):
+            store.sort(key="pos")
+        assert_unchanged(store, snap)
+        one = ComponentStore({"w": ("f4", 1)})
+        one.add([3, 1], w=[[2], [1]])
+        with pytest.raises(ValueError, match="'w'"):
+            one.sort(key="w")
+        assert order(one) == [3, 1]
+
+    def test_unknown_column_key(self):
+        store = make_store()
+        snap = snapshot(store)
+        with pytest.raises(UnknownColumnError, match="nope"):
+            store.sort(key="nope")
+        with pytest.raises(KeyError):
+            store.sort(key="nope")
+        assert_unchanged(store, snap)
+
+    @pytest.mark.parametrize("capacity", [0, 10])
+    def test_sort_an_empty_store(self, capacity):
+        store = ComponentStore(SCHEMA, capacity=capacity)
+        for key in (None, "hp", [], np.empty(0)):
+            assert store.sort(key=key) is None
+        assert store.sort_as([3, 1]) is None
+        assert store.sort_as(SparseSet.from_ids([2])) is None
+        assert store.sort_as(ComponentStore({})) is None
+        assert len(store) == 0
+        with pytest.raises(ValueError):
+            store.sort(key=[1])
+        store.add([2, 1], hp=[5, 6])
+        store.sort()
+        assert order(store) == [1, 2]
+        assert store["hp"].tolist() == [6, 5]
+
+    def test_sort_a_tag_store(self):
+        store = ComponentStore({})
+        store.add([5, 2, 9, 1])
+        store.sort()
+        assert order(store) == [1, 2, 5, 9]
+        store.sort(key=[4, 3, 2, 1])
+        assert order(store) == [9, 5, 2, 1]
+        store.sort_as([2, 7, 1])
+        assert order(store)[:2] == [2, 1]
+        assert sorted(order(store)) == [1, 2, 5, 9]
+        assert_index_consistent(store)
+
+    def test_store_keeps_working_after_sort(self):
+        store = make_store(ids=[8, 3, 12, 0, 5], discard=())
+        store.sort()
+        assert store.add([4, 12], hp=[41, 121]) == 1
+        assert order(store) == [0, 3, 5, 8, 12, 4]
+        assert store.get([12, 4])["hp"].tolist() == [121, 41]
+        assert store.discard([0]) == 1  # swap-and-pop from the sorted order
+        assert order(store) == [4, 3, 5, 8, 12]
+        store.sort_as([12, 5])
+        assert store.remove([12, 3]) == 2
+        assert sorted(order(store)) == [4, 5, 8]
+        assert_index_consistent(store)
+        assert store.get(8)["pos"].tolist() == rows_of(8)["pos"]
+
+    # -- sort_as ------------------------------------------------------------
+
+    def test_sort_as_a_sparse_set(self):
+        store = make_wide([1, 2, 3, 4, 5, 6])
+        other = SparseSet.from_ids([9, 4, 2, 100, 6])
+        other.discard(9)  # other's order is [6, 4, 2, 100]
+        assert store.sort_as(other) is None
+        assert order(store)[:3] == [6, 4, 2]
+        assert_sorted_as(store, [1, 2, 3, 4, 5, 6], other.ids.tolist())
+        assert_rows_belong(store, wide_rows)
+        assert_index_consistent(store)
+        assert other.ids.tolist() == [6, 4, 2, 100]  # other is read only
+
+    def test_sort_as_another_store(self):
+        store = make_store(ids=[10, 11, 12, 13, 14], discard=())
+        other = ComponentStore({"flag": "u1"})
+        other.add([13, 99, 10, 14])
+        store.sort_as(other)
+        assert order(store)[:3] == [13, 10, 14]
+        assert sorted(order(store)[3:]) == [11, 12]
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+        # a join of the two now reads both in the same direction
+        shared = [i for i in order(other) if i in store]
+        assert order(store)[: len(shared)] == shared
+
+    @pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+    def test_sort_as_an_id_array(self, dtype):
+        store = make_store(ids=[0, 9, 4, 100, 7, 120], discard=(9,))
+        members = order(store)
+        ids = [7, 55, 0, 7, 126, 120, 0]  # non-members and repeats
+        if np.iinfo(dtype).max >= 255:
+            ids += [200, 255]  # past capacity, or maybe not
+        if np.iinfo(dtype).max >= 2**32:
+            ids += [2**31, 2**32 + 4, np.iinfo(dtype).max]
+        store.sort_as(np.array(ids, dtype))
+        assert order(store)[:3] == [7, 0, 120]
+        assert_sorted_as(store, members, ids)
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+
+    @pytest.mark.parametrize(
+        "ids",
+        [
+            [120, 2**40, 4, 2**63, 2**70, 4],
+            (4, 120),
+            range(120, 0, -1),
+            np.array([4, 120])[::-1],
+            np.array([120, 2**64 - 1, 4], np.uint64),
+        ],
+        ids=["list-huge", "tuple", "range", "strided", "uint64-past-sign-bit"],
+    )
+    def test_sort_as_any_sequence(self, ids):
+        store = make_store(ids=[0, 4, 100, 7, 120], discard=())
+        members = order(store)
+        store.sort_as(ids)
+        want = [int(x) for x in ids]
+        assert_sorted_as(store, members, want)
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+
+    def test_sort_as_one_id(self):
+        store = make_store()  # [4, 7, 1]
+        store.sort_as(1)
+        assert order(store)[0] == 1
+        store.sort_as(np.uint16(7))
+        assert order(store)[0] == 7
+        store.sort_as(2**40)  # absent: nothing moves
+        assert order(store)[0] == 7
+        assert_rows_belong(store)
+
+    def test_sort_as_itself_keeps_members_and_order(self):
+        store = make_store(ids=[5, 3, 8, 1, 12], discard=(3,))
+        before = order(store)
+        store.sort_as(store)
+        assert order(store) == before
+        store.sort_as(store.ids)  # a read-only view of the very array it reorders
+        assert order(store) == before
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+
+    def test_sort_as_a_view_of_its_own_ids(self):
+        store = make_store(ids=[5, 3, 8, 1, 12, 6], discard=())
+        before = order(store)
+        store.sort_as(store.ids[::-1])
+        assert order(store) == before[::-1]
+        store.sort_as(store.ids[1::2])
+        assert order(store)[:3] == before[::-1][1::2]
+        # read back to front, the view passes positions the first moves wrote
+        now = order(store)
+        store.sort_as(store.ids[::-2])
+        assert order(store)[:3] == now[::-2]
+        now = order(store)
+        store.sort_as(store.ids[2::-2])
+        assert order(store)[:2] == [now[2], now[0]]
+        assert sorted(order(store)) == sorted(before)
+        assert_rows_belong(store)
+        assert_index_consistent(store)
+
+    @pytest.mark.parametrize(
+        ("ids", "exc", "needle"),
+        [
+            ([4, -1], ValueError, "-1"),
+            (np.array([7, -5], np.int8), ValueError, "-5"),
+            (-3, ValueError, "-3"),
+            ([4, 2**40, -(2**70)], ValueError, str(-(2**70))),
+            ([4, 1.5], TypeError, "1.5"),
+            ([4, True], TypeError, "bool"),
+            (np.array([[4, 7]]), ValueError, "2-D"),
+            ("abc", TypeError, "str"),
+        ],
+        ids=[
+            "negative",
+            "negative-i1",
+            "negative-scalar",
+            "negative-huge",
+            "float",
+            "bool",
+            "2d",
+            "str",
+        ],
+    )
+    def test_sort_as_bad_ids_change_nothing(self, ids, exc, needle):
+        store = make_store()
+        snap = snapshot(store)
+        with pytest.raises(exc) as info:
+            store.sort_as(ids)
+        assert needle in str(info.value), str(info.value)
+        assert_unchanged(store, snap)
+
+    def test_sort_as_is_in_place_for_column_views(self):
+        store = make_store(ids=[5, 3, 8, 1], discard=())
+        pos = store["pos"]
+        store.sort_as([1, 8])
+        np.testing.assert_array_equal(pos, store["pos"])
+        assert order(store)[:2] == [1, 8]
+
+    @pytest.mark.parametrize("seed", range(6))
+    def test_sort_as_random(self, seed):
+        rng = np.random.default_rng(seed)
+        ids = rng.choice(200, size=rng.integers(0, 60), replace=False).tolist()
+        store = make_wide(ids)
+        store.discard(rng.choice(200, size=20).tolist())
+        members = order(store)
+        other = rng.integers(0, 220, size=rng.integers(0, 80))
+        store.sort_as(other)
+        assert_sorted_as(store, members, other.tolist())
+        assert_rows_belong(store, wide_rows)
+        assert_index_consistent(store)
+        store.sort(key="kind")
+        assert order(store) == sorted(members, reverse=True)
+        assert_rows_belong(store, wide_rows)
+
+    def test_sparse_map_after_its_store_is_sorted(self):
+        m = make_map(((5, 1.5), (2, 2.5), (9, -1.0), (4, 0.0)))
+        want = dict(m)
+        m.store.sort()
+        assert list(m) == [2, 4, 5, 9]
+        assert dict(m) == want
+        assert m[9] == -1.0
+        assert m[[5, 2]].tolist() == [1.5, 2.5]
+        m.store.sort(key="value")
+        assert list(m) == [9, 4, 5, 2]
+        assert m.data.tolist() == [-1.0, 0.0, 1.5, 2.5]
+        m.store.sort_as([5, 7, 9])
+        assert list(m)[:2] == [5, 9]
+        assert dict(m) == want
+        del m[5]
+        del want[5]
+        m[7] = 7.0
+        want[7] = 7.0
+        assert dict(m) == want
+        assert m.index(7) == 3
+        assert m.contains([9, 5]).tolist() == [True, False]
