@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import kernels
-from .store import UnknownColumnError
+from .store import UnknownColumnError, is_same_view
 
 if TYPE_CHECKING:
     from .world import EntityStore, World
@@ -92,6 +92,11 @@ class Group:
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())
 
+    def _column_of(self, column: str) -> tuple[EntityStore, str]:
+        """The owned store holding ``column``, and the column's name there."""
+        store = self._store_of(column)
+        return store, column if column in store._schema else next(iter(store._schema))
+
     def _store_of(self, column: str) -> EntityStore:
         holders = [store for store in self._stores if column in store._schema]
         if len(holders) == 1:
@@ -118,20 +123,15 @@ class Group:
         ``column`` is a column of one owned store, or the name of an owned
         component that has exactly one column.
         """
-        store = self._store_of(column)
-        name = column if column in store._schema else next(iter(store._schema))
+        store, name = self._column_of(column)
         return store._column(name)[: self._length]
 
     def __setitem__(self, column: str, value: Any) -> None:
         """Assign the group's rows of ``column`` (``g["pos"] += ...`` lands here)."""
-        rows = self[column]
-        if (
-            isinstance(value, np.ndarray)
-            and value.base is rows.base
-            and value.__array_interface__ == rows.__array_interface__
-        ):
-            return
-        rows[...] = value
+        store, name = self._column_of(column)
+        rows = store._column(name)[: self._length]
+        if not is_same_view(value, rows):
+            rows[...] = store._prepare(self._length, {name: value})[name]
 
     def __repr__(self) -> str:
         return f"Group({', '.join(map(repr, self._names))}, size={len(self)})"

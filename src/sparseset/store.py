@@ -98,6 +98,20 @@ def _parse_schema(schema: Any) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
     return parsed
 
 
+def is_same_view(value: Any, rows: np.ndarray) -> bool:
+    """Whether ``value`` is a view of exactly ``rows``.
+
+    ``rows += x`` on a view taken by ``obj[name]`` ends in
+    ``obj[name] = rows``, after the update already happened in place; this
+    spots that case so the assignment can cost nothing.
+    """
+    return (
+        isinstance(value, np.ndarray)
+        and value.base is rows.base
+        and value.__array_interface__ == rows.__array_interface__
+    )
+
+
 def _words(column: np.ndarray) -> np.ndarray:
     """``column`` as a 2-D array of the widest unsigned word its rows allow.
 
@@ -320,13 +334,21 @@ class ComponentStore:
         self._scatter(positions, values)
         return int(new_n - n)
 
+    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """``ids`` as the keys of this store's index, and whether it was one id."""
+        return as_ids(ids)
+
+    def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
+        """The message for ``ids[k]`` not being a member."""
+        return f"{describe(as_ids(ids)[0], k, scalar, ids)} is not in the store"
+
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""
-        arr, scalar = as_ids(ids)
-        positions = self._keys._index(arr, scalar)
+        keys, scalar = self._keys_of(ids)
+        positions = self._keys._index(keys, scalar)
         if positions.shape[0] and positions.min() < 0:
             k = int(np.argmax(positions < 0))
-            raise KeyError(f"{describe(arr, k, scalar, ids)} is not in the store")
+            raise KeyError(self._lacking(ids, k, scalar))
         return positions, scalar
 
     def set(self, ids: Any, /, **columns: Any) -> None:
@@ -412,13 +434,8 @@ class ComponentStore:
         place, so that case costs nothing.
         """
         column = self._column(name)[: len(self)]
-        if (
-            isinstance(value, np.ndarray)
-            and value.base is column.base
-            and value.__array_interface__ == column.__array_interface__
-        ):
-            return
-        column[...] = self._prepare(len(self), {name: value})[name]
+        if not is_same_view(value, column):
+            column[...] = self._prepare(len(self), {name: value})[name]
 
     # -- removal ----------------------------------------------------------
 

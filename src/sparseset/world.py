@@ -119,6 +119,9 @@ class EntityStore(ComponentStore):
     def _live(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
         return self._world._resolve(ids, consequence)
 
+    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
+        return self._live(ids, "nothing was read or changed")
+
     # -- changes ----------------------------------------------------------
 
     def add(self, ids: Any, /, **columns: Any) -> int:
@@ -138,14 +141,6 @@ class EntityStore(ComponentStore):
         if self._group is not None:
             self._group._admit(keys)
         return added
-
-    def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
-        keys, scalar = self._live(ids, "nothing was read or changed")
-        positions = self._keys._index(keys, scalar)
-        if positions.shape[0] and positions.min() < 0:
-            k = int(np.argmax(positions < 0))
-            raise KeyError(self._lacking(ids, k, scalar))
-        return positions, scalar
 
     def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
         handle = int(as_ids(ids)[0][k])
@@ -181,14 +176,11 @@ class EntityStore(ComponentStore):
         (1, 1)
         """
         keys, scalar = self._live(ids, "nothing was removed")
-        k = kernels.first_mismatch(*self._members_state(), keys, True)
+        a = self._keys._arrays
+        k = kernels.first_mismatch(a.sparse, a.dense, a.n, keys, True)
         if k >= 0:
             raise KeyError(self._lacking(ids, k, scalar) + "; nothing was removed")
         return self._discard_keys(keys)
-
-    def _members_state(self) -> tuple[np.ndarray, np.ndarray, int]:
-        a = self._keys._arrays
-        return a.sparse, a.dense, a.n
 
     def _discard_keys(self, keys: np.ndarray) -> int:
         """Remove entity indexes (alive, validated), keeping the group packed."""
@@ -270,11 +262,7 @@ class EntityStore(ComponentStore):
                 "not a ComponentStore keyed by plain ids"
             )
         handles = other.ids if isinstance(other, View | Group) else other
-        arr, scalar = as_ids(handles)
-        reject_negative(arr, scalar)
-        keys = np.empty(arr.shape[0], np.int64)
-        kernels.resolve(*self._world._entity_state(), arr, keys, INDEX_LIMIT)
-        return keys
+        return self._resolved(handles)[0]
 
     @property
     def jit(self) -> Any:
@@ -298,11 +286,8 @@ class EntityStore(ComponentStore):
     # -- queries ----------------------------------------------------------
 
     def _resolved(self, ids: Any) -> tuple[np.ndarray, bool]:
-        arr, scalar = as_ids(ids)
-        reject_negative(arr, scalar)
-        keys = np.empty(arr.shape[0], np.int64)
         # Dead handles become an id outside the flat range: absent everywhere.
-        kernels.resolve(*self._world._entity_state(), arr, keys, INDEX_LIMIT)
+        keys, scalar, _, _ = self._world._lookup(ids, INDEX_LIMIT)
         return keys, scalar
 
     def contains(self, ids: Any) -> Any:
@@ -410,9 +395,6 @@ class World:
 
     # -- entities ---------------------------------------------------------
 
-    def _entity_state(self) -> tuple[np.ndarray, np.ndarray, int]:
-        return self._generations, self._alive, self._count
-
     def _reserve_entities(self, needed: int) -> None:
         current = self._generations.shape[0]
         if needed <= current:
@@ -461,12 +443,23 @@ class World:
         self._live += n
         return handles
 
-    def _resolve(self, handles: Any, consequence: str) -> tuple[np.ndarray, bool]:
-        """Indexes of handles that must all be alive, else ``DeadHandleError``."""
+    def _lookup(
+        self, handles: Any, dead: int
+    ) -> tuple[np.ndarray, bool, int, np.ndarray]:
+        """The index of each handle (``dead`` where it is dead), whether it was
+        one handle, the position of the first dead one (-1: none), and the
+        handles as an array."""
         arr, scalar = as_ids(handles)
         reject_negative(arr, scalar)
         keys = np.empty(arr.shape[0], np.int64)
-        k = kernels.resolve(*self._entity_state(), arr, keys, -1)
+        first_dead = kernels.resolve(
+            self._generations, self._alive, self._count, arr, keys, dead
+        )
+        return keys, scalar, first_dead, arr
+
+    def _resolve(self, handles: Any, consequence: str) -> tuple[np.ndarray, bool]:
+        """Indexes of handles that must all be alive, else ``DeadHandleError``."""
+        keys, scalar, k, arr = self._lookup(handles, -1)
         if k >= 0:
             raise DeadHandleError(
                 f"{_where(k, scalar)} = {self._describe(int(arr[k]))}; {consequence}"
@@ -530,10 +523,7 @@ class World:
         >>> w.alive(e).tolist(), w.alive(e[0]), w.alive(2**40)
         ([True, False], True, False)
         """
-        arr, scalar = as_ids(handles)
-        reject_negative(arr, scalar)
-        keys = np.empty(arr.shape[0], np.int64)
-        kernels.resolve(*self._entity_state(), arr, keys, -1)
+        keys, scalar, _, _ = self._lookup(handles, -1)
         found = keys >= 0
         return bool(found[0]) if scalar else found
 
