@@ -53,6 +53,10 @@ def _is_terminal(out: IO[str]) -> bool:
     return bool(isatty and isatty())
 
 
+class MissingDependencyError(ImportError):
+    """An optional dependency a feature needs is not installed."""
+
+
 def pyplot() -> Any:
     """matplotlib's pyplot on a file-only backend, or a clear ImportError.
 
@@ -64,7 +68,7 @@ def pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "plotting needs matplotlib: pip install matplotlib "
             "(or pip install -e '.[demo]')"
         ) from None

@@ -1,0 +1,291 @@
+"""Tests for ``sparseset._bench``, the ``python -m sparseset bench`` workloads.
+
+One small run (n = 3000, one repeat) is shared by most tests: every
+workload and implementation must be there with sane numbers, and the
+table, JSON and PNG must say the same thing. The workloads are also run
+once each, untimed, to check that every implementation of a workload does
+the same work (same members, same answers, same updated positions), so the
+ratios compare like with like.
+"""
+
+import io
+import json
+import math
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from sparseset import _bench
+from sparseset._bench import WORKLOADS, Result, format_table, run_bench
+
+N = 3000
+
+#: What each workload is timed with; esper rows only when it is installed.
+EXPECTED = {
+    "set add": ["sparseset", "Python set.update"],
+    "contains": ["sparseset", "numpy isin", "Python set"],
+    "discard": ["sparseset", "Python set.difference_update"],
+    "intersection": ["sparseset", "numpy intersect1d", "Python set &"],
+    "store add": ["sparseset", "Python dict of rows", "esper"],
+    "group update": ["sparseset", "numpy arrays", "Python dict loop", "esper"],
+    "view join": ["sparseset", "numpy intersect1d", "Python dict loop"],
+}
+#: Elements one timed call covers, at n = N.
+ELEMENTS = {
+    "set add": N,
+    "contains": N,
+    "discard": N // 2,
+    "intersection": N,
+    "store add": N,
+    "group update": N,
+    "view join": N // 2,
+}
+
+try:
+    import esper
+except ImportError:
+    esper = None
+
+
+def expected_pairs(with_esper):
+    return [
+        (workload, impl)
+        for workload, impls in EXPECTED.items()
+        for impl in impls
+        if with_esper or impl != "esper"
+    ]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One bench run at n = N with JSON and plot: (results, table, paths)."""
+    pytest.importorskip("matplotlib")
+    folder = tmp_path_factory.mktemp("bench")
+    json_path, plot_path = folder / "bench.json", folder / "bench.png"
+    out = io.StringIO()
+    results = run_bench(
+        N, repeats=1, out=out, json_path=str(json_path), plot_path=str(plot_path)
+    )
+    return results, out.getvalue(), json_path, plot_path
+
+
+def test_every_workload_and_implementation_is_timed(run):
+    results, _, _, _ = run
+    pairs = [(r.workload, r.implementation) for r in results]
+    assert pairs == expected_pairs(esper is not None)
+    assert tuple(dict.fromkeys(r.workload for r in results)) == WORKLOADS
+
+
+def test_numbers_are_positive_finite_and_consistent(run):
+    results, _, _, _ = run
+    for r in results:
+        assert isinstance(r, Result)
+        assert math.isfinite(r.ns_per_element) and r.ns_per_element > 0, r
+        assert math.isfinite(r.seconds) and r.seconds > 0, r
+        assert r.elements == ELEMENTS[r.workload], r
+        assert r.ns_per_element == pytest.approx(r.seconds / r.elements * 1e9)
+        assert not r.scaled  # n is below the cap: everything ran at full size
+
+
+def test_table_has_header_and_a_row_per_workload(run):
+    _, table, _, _ = run
+    header = table.splitlines()[0]
+    assert f"n = {N:,}" in header
+    assert f"numba {numba.__version__}" in header
+    assert f"numpy {np.__version__}" in header
+    assert f"{numba.get_num_threads()} numba threads" in header
+    lines = table.splitlines()
+    for workload in WORKLOADS:
+        rows = [line for line in lines if line.startswith(workload + " ")]
+        assert len(rows) == 1, (workload, table)
+        for impl in EXPECTED[workload][1:]:
+            if impl != "esper" or esper is not None:
+                assert impl in rows[0]
+    assert "*" not in table  # nothing was scaled
+
+
+def test_table_speedups_are_baseline_over_sparseset():
+    rows = [
+        Result("contains", "sparseset", 8.0, 10, 8e-8),
+        Result("contains", "numpy isin", 4.0, 10, 4e-8),
+        Result("contains", "Python set", 240.0, 10, 2.4e-6, scaled=True),
+    ]
+    table = format_table(rows, title="title line")
+    assert table.splitlines()[0] == "title line"
+    row = next(line for line in table.splitlines() if line.startswith("contains"))
+    assert row.split() == [
+        "contains",
+        "8.00",
+        "numpy",
+        "isin",
+        "4.00",
+        "0.50x",
+        "Python",
+        "set*",
+        "240",
+        "30x",
+    ]
+    assert "* Python loop timed on" in table
+
+
+def test_json_holds_the_same_numbers(run):
+    results, _, json_path, _ = run
+    doc = json.loads(json_path.read_text())
+    assert doc["n"] == N
+    assert doc["versions"]["numpy"] == np.__version__
+    assert (doc["versions"]["esper"] is None) == (esper is None)
+    assert [Result(**r) for r in doc["results"]] == results
+
+
+def test_plot_is_a_png(run):
+    _, _, _, plot_path = run
+    from matplotlib import image
+
+    pixels = image.imread(str(plot_path))
+    assert pixels.ndim == 3 and pixels.shape[0] > 100 and pixels.shape[1] > 100
+
+
+def test_without_esper_there_are_no_esper_rows(monkeypatch):
+    monkeypatch.setitem(sys.modules, "esper", None)  # import esper now fails
+    out = io.StringIO()
+    results = run_bench(500, repeats=1, out=out)
+    assert [(r.workload, r.implementation) for r in results] == [
+        (w, i) for w, i in expected_pairs(False)
+    ]
+    assert "esper  " not in out.getvalue()
+    assert "esper not installed" in out.getvalue()
+
+
+@pytest.mark.skipif(esper is None, reason="esper is not installed")
+def test_esper_world_is_left_as_it_was():
+    esper.switch_world("default")
+    before = esper.list_worlds()
+    run_bench(200, repeats=1, out=io.StringIO())
+    assert esper.current_world == "default"
+    assert esper.list_worlds() == before
+
+
+def test_python_loops_above_the_cap_run_on_a_subset(monkeypatch):
+    monkeypatch.setattr(_bench, "PYTHON_CAP", 1000)
+    out = io.StringIO()
+    results = run_bench(N, repeats=1, out=out)
+    scaled = {(r.workload, r.implementation) for r in results if r.scaled}
+    assert scaled == {
+        pair
+        for pair in expected_pairs(esper is not None)
+        if pair[1] in ("Python dict of rows", "Python dict loop", "esper")
+    }
+    for r in results:
+        if r.scaled and r.workload != "view join":
+            assert r.elements == 1000
+        elif r.scaled:  # the entities with vel among the first 1000
+            assert 300 < r.elements < 700
+        else:
+            assert r.elements == ELEMENTS[r.workload]
+    table = out.getvalue()
+    assert "Python dict loop*" in table
+    assert "* Python loop timed on 1,000 elements" in table
+
+
+def test_default_output_is_stdout_at_call_time(capsys):
+    run_bench(100, repeats=1)
+    assert "view join" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0}, "positive"),
+        ({"n": 2.5}, "positive"),
+        ({"n": 2**29 + 1}, "flat index"),
+        ({"n": 10, "repeats": 0}, "repeats"),
+    ],
+)
+def test_bad_arguments_raise_before_any_work(kwargs, message):
+    out = io.StringIO()
+    n = kwargs.pop("n")
+    with pytest.raises(ValueError, match=message):
+        run_bench(n, out=out, **kwargs)
+    assert out.getvalue() == ""
+
+
+def test_plot_without_matplotlib_fails_before_timing(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = io.StringIO()
+    with pytest.raises(ImportError, match="matplotlib"):
+        run_bench(100, repeats=1, out=out, plot_path=str(tmp_path / "x.png"))
+    assert out.getvalue() == ""
+
+
+def test_tiny_sizes_work():
+    for n in (1, 2, 3):
+        results = run_bench(n, repeats=1, out=io.StringIO())
+        assert all(r.elements >= 1 and r.ns_per_element > 0 for r in results)
+
+
+# -- equal work: every implementation of a workload computes the same thing --
+
+
+def compare(a, b):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            compare(x, y)
+        return
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape
+    if a.dtype.kind == "f":
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_implementations_do_the_same_work(workload):
+    esper_module = _bench._esper_module()
+    with _bench._esper_world(esper_module):
+        data = _bench._Data(2000, 7, esper_module)
+        cases = _bench._WORKLOADS[workload](data)
+        assert [c.implementation for c in cases] == [
+            impl
+            for impl in EXPECTED[workload]
+            if impl != "esper" or esper_module is not None
+        ]
+        answers = [case.canonical(case.prepare()()) for case in cases]
+    reference = answers[0]
+    for case, answer in zip(cases[1:], answers[1:], strict=True):
+        try:
+            compare(reference, answer)
+        except AssertionError as error:
+            raise AssertionError(f"{workload}: {case.implementation}") from error
+
+
+def test_the_workloads_change_what_they_should():
+    """The reference answers themselves: not all equal by doing nothing."""
+    data = _bench._Data(2000, 7, None)
+
+    def answer(workload):
+        case = _bench._WORKLOADS[workload](data)[0]
+        return case.canonical(case.prepare()())
+
+    assert answer("set add").tolist() == sorted(data.ids.tolist())
+    contains = answer("contains")
+    assert contains.sum() == 1000 and contains.tolist() == [
+        q in data.pyset for q in data.queries.tolist()
+    ]
+    assert answer("discard").tolist() == sorted(
+        set(data.ids.tolist()) - set(data.victims.tolist())
+    )
+    assert answer("intersection").tolist() == sorted(
+        set(data.ids.tolist()) & set(data.other.tolist())
+    )
+    assert len(answer("intersection")) == 1000
+    ids, pos, vel = answer("store add")
+    order = np.argsort(data.ids)
+    compare((ids, pos, vel), (data.ids[order], data.pos[order], data.vel[order]))
+    compare(answer("group update"), data.pos + data.vel * _bench.DT)
+    moved = data.pos.copy()
+    moved[data.vel_members] += data.vel[data.vel_members] * _bench.DT
+    compare(answer("view join"), moved)
