@@ -52,3 +52,30 @@ def bench(session: nox.Session) -> None:
     session.run(
         "asv", "run", "--quick", "--python=same", "--show-stderr", *session.posargs
     )
+
+
+@nox.session
+def bench_compare(session: nox.Session) -> None:
+    """asv continuous between two refs: ``nox -s bench_compare -- BASE HEAD``.
+
+    Builds each ref into asv's own environment, runs the suite on both and
+    prints the benchmarks that changed by more than 10% (asv's default
+    factor); without arguments it compares ``main`` with ``HEAD``. Extra
+    arguments after the two refs go to asv (``--bench world``,
+    ``--factor 1.05``).
+    """
+    session.install("-e", ".[bench]")
+    refs = session.posargs[:2] or ["main", "HEAD"]
+    if len(refs) != 2:
+        session.error("give two refs: nox -s bench_compare -- BASE HEAD")
+    session.chdir("asv_bench")
+    session.run("asv", "machine", "--yes")
+    session.run("asv", "continuous", *refs, *session.posargs[2:])
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The particle demo, small by default (arguments after ``--`` replace them)."""
+    session.install("-e", ".[demo]")
+    arguments = session.posargs or ["--entities", "100000", "--steps", "50"]
+    session.run("python", "-m", "sparseset", "demo", *arguments)
