@@ -144,10 +144,12 @@ def test_destroy_of_a_dead_handle_raises_and_destroys_nothing(bad):
     assert snapshot(w) == before
 
 
-def test_dead_handle_messages_say_why():
+def test_dead_handle_messages_say_why_and_what_to_do():
     w = World()
     e = w.create(2)
     w.destroy(e[0])
+    with pytest.raises(DeadHandleError, match=r"world\.alive\(handles\)"):
+        w.destroy(e[0])
     with pytest.raises(DeadHandleError, match="was destroyed"):
         w.destroy(e[0])
     with pytest.raises(DeadHandleError, match="never created"):

@@ -462,7 +462,8 @@ class World:
         keys, scalar, k, arr = self._lookup(handles, -1)
         if k >= 0:
             raise DeadHandleError(
-                f"{_where(k, scalar)} = {self._describe(int(arr[k]))}; {consequence}"
+                f"{_where(k, scalar)} = {self._describe(int(arr[k]))}; "
+                f"{consequence} (world.alive(handles) tells which are alive)"
             )
         return keys, scalar
 
