@@ -912,6 +912,14 @@ class TestQueries:
         assert len(clone) == 0
         assert clone["pos"].shape == (0, 2)
 
+    def test_pickle_keeps_the_fields_of_a_record_column(self):
+        record = np.dtype([("a", "i4"), ("b", "f8")])
+        store = ComponentStore({"r": record})
+        store.add([3, 1], r=np.array([(1, 2.0), (3, 4.0)], record))
+        clone = pickle.loads(pickle.dumps(store))
+        assert clone.schema == store.schema
+        assert clone.get(1)["r"].tolist() == (3, 4.0)
+
 
 # --------------------------------------------------------------------------
 # bad input: raise, name the bad thing, change nothing

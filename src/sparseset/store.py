@@ -637,10 +637,8 @@ class ComponentStore:
     def __getstate__(self) -> dict[str, Any]:
         n = len(self)
         return {
-            "schema": {
-                name: (dtype.str, shape)
-                for name, (dtype, shape) in self._schema.items()
-            },
+            # dtype objects, not their .str: a record column's fields survive.
+            "schema": dict(self._schema),
             "capacity": self.capacity,
             "ids": self.ids.copy(),
             "columns": {name: self._column(name)[:n].copy() for name in self._schema},
