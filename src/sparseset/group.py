@@ -153,27 +153,24 @@ class Group:
             everywhere &= inside
         # Only entities in every store may move, or the stores would disagree.
         candidates = keys if everywhere.all() else keys[everywhere]
-        if candidates.shape[0] == 0:
-            return
-        length = self._length
-        for store in self._stores:
-            a = store._keys._arrays
-            length = kernels.pack_front(
-                a.sparse, a.dense, a.n, self._length, candidates, store._rows()
-            )
-            store._version += 1
-        self._length = length
+        if candidates.shape[0]:
+            self._repack(kernels.pack_front, candidates)
 
     def _expel(self, keys: np.ndarray) -> None:
         """Unpack the group's entities among ``keys`` before they lose a component."""
-        if keys.shape[0] == 0 or self._length == 0:
-            return
+        if keys.shape[0] and self._length:
+            self._repack(kernels.pack_back, keys)
+
+    def _repack(self, pack: Any, keys: np.ndarray) -> None:
+        """Run ``pack`` (``pack_front`` or ``pack_back``) on every owned store.
+
+        Each store moves the same entities across the same boundary, so all
+        of them return the same new length.
+        """
         length = self._length
         for store in self._stores:
             a = store._keys._arrays
-            length = kernels.pack_back(
-                a.sparse, a.dense, a.n, self._length, keys, store._rows()
-            )
+            length = pack(a.sparse, a.dense, a.n, self._length, keys, store._rows())
             store._version += 1
         self._length = length
 
