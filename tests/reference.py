@@ -126,40 +126,44 @@ def swap_remove(sparse, dense, n, p):
     return n - 1
 
 
-def add(sparse, dense, n, ids):
-    """Append the non-members of ``ids`` once each, in batch order.
+def add(sparse, dense, n, ids, start=0):
+    """Append the non-members of ``ids[start:]`` once each, in batch order.
 
-    Returns ``(new_n, -1)``, or ``(n, k)`` without changing the members if
-    ``ids[k]`` is the first id that is negative or not below capacity.
+    Returns ``(new_n, -1)``; or ``(m, k)`` if ``ids[k]`` is the first id
+    that is negative or not below capacity, with the ids before it added
+    (``m`` counts them) and the members before the batch untouched.
     """
     ids = as_ints(ids)
     capacity = sparse.shape[0]
-    for k, x in enumerate(ids):
-        if not 0 <= x < capacity:
-            return n, k
     seq = member_list(sparse, dense, n)
     present = set(seq)
-    for x in ids:
+    stop = -1
+    for k in range(start, len(ids)):
+        x = ids[k]
+        if not 0 <= x < capacity:
+            stop = k
+            break
         if x not in present:
             present.add(x)
             seq.append(x)
     _write(sparse, dense, seq)
-    return len(seq), -1
+    return len(seq), stop
 
 
-def upsert(sparse, dense, n, ids, positions):
+def upsert(sparse, dense, n, ids, positions, start=0):
     """:func:`add` that also records where each id of ``ids`` lives.
 
     Unless ``positions`` is empty, ``positions[k]`` receives the dense
-    position of ``ids[k]`` after the batch (new or already a member); on
-    failure nothing is promised about ``positions``.
+    position of ``ids[k]`` for every k from ``start`` up to where the
+    batch stopped (new or already a member).
     """
-    new_n, fail = add(sparse, dense, n, ids)
-    if fail < 0 and positions.shape[0]:
+    new_n, stop = add(sparse, dense, n, ids, start)
+    if positions.shape[0]:
         pos = {x: k for k, x in enumerate(member_list(sparse, dense, new_n))}
-        for k, x in enumerate(as_ints(ids)):
-            positions[k] = pos[x]
-    return new_n, fail
+        ints = as_ints(ids)
+        for k in range(start, len(ints) if stop < 0 else stop):
+            positions[k] = pos[ints[k]]
+    return new_n, stop
 
 
 def discard_rows(sparse, dense, n, ids, rows):
@@ -239,14 +243,16 @@ def sort(sparse, dense, n):
     _write(sparse, dense, sorted(member_list(sparse, dense, n)))
 
 
-def filter_into(ids, sparse, dense, n, keep_members, out_sparse, out_dense, out_n):
+def filter_into(
+    ids, sparse, dense, n, keep_members, out_sparse, out_dense, out_n, start=0
+):
     present = set(member_list(sparse, dense, n))
     seq = member_list(out_sparse, out_dense, out_n)
-    for x in as_ints(ids):
+    for x in as_ints(ids)[start:]:
         if (x in present) == bool(keep_members):
             seq.append(x)
     _write(out_sparse, out_dense, seq)
-    return len(seq)
+    return len(seq), -1
 
 
 def swap_members(sparse, dense, p, q):

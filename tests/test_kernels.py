@@ -225,27 +225,22 @@ def test_add(state, data):
     dense, dense_big = guarded(state.dense, length)
     r = state.copy()
 
-    new_n, fail = kernels.add(sparse, dense, state.n, ids)
-    want_n, want_fail = reference.add(r.sparse, r.dense, r.n, ids)
+    start = data.draw(st.integers(0, ids.shape[0]))
+    new_n, stop = kernels.add(sparse, dense, state.n, ids, start)
+    want_n, want_stop = reference.add(r.sparse, r.dense, r.n, ids, start)
 
-    assert (int(new_n), int(fail)) == (want_n, want_fail)
+    assert (int(new_n), int(stop)) == (want_n, want_stop)
     assert_guard_intact(sparse_big, state.capacity)
     assert_guard_intact(dense_big, length)
     np.testing.assert_array_equal(ids, before)
-    if want_fail >= 0:
-        # the members are exactly as they were
-        np.testing.assert_array_equal(dense[: state.n], state.dense[: state.n])
-        np.testing.assert_array_equal(
-            reference.membership(sparse, dense, state.n),
-            reference.membership(state.sparse, state.dense, state.n),
-        )
-    else:
-        np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
-        assert_back_pointers(sparse, dense, new_n)
-        np.testing.assert_array_equal(
-            reference.membership(sparse, dense, new_n),
-            reference.membership(r.sparse, r.dense, want_n),
-        )
+    # the members before the batch are untouched, even when it stopped
+    np.testing.assert_array_equal(dense[: state.n], state.dense[: state.n])
+    np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
+    assert_back_pointers(sparse, dense, new_n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, new_n),
+        reference.membership(r.sparse, r.dense, want_n),
+    )
 
 
 @given(states(), st.data())
@@ -280,16 +275,15 @@ def test_upsert_records_positions(state, data):
     r = state.copy()
     positions = np.full(ids.shape[0], -7, np.int64)
     want_positions = np.full(ids.shape[0], -7, np.int64)
-    got = kernels.upsert(k.sparse, k.dense, k.n, ids, positions)
+    got = kernels.upsert(k.sparse, k.dense, k.n, ids, positions, 0)
     want = reference.upsert(r.sparse, r.dense, r.n, ids, want_positions)
     assert (int(got[0]), int(got[1])) == want
-    if want[1] < 0:
-        np.testing.assert_array_equal(positions, want_positions)
-        np.testing.assert_array_equal(k.dense[: want[0]], r.dense[: want[0]])
-        assert_back_pointers(k.sparse, k.dense, want[0])
+    np.testing.assert_array_equal(positions, want_positions)
+    np.testing.assert_array_equal(k.dense[: want[0]], r.dense[: want[0]])
+    assert_back_pointers(k.sparse, k.dense, want[0])
     # without positions to record it is a plain add
     k2 = state.copy()
-    got2 = kernels.upsert(k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64))
+    got2 = kernels.upsert(k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64), 0)
     assert (int(got2[0]), int(got2[1])) == want
 
 
@@ -458,12 +452,14 @@ def test_filter_into(probe, extra_capacity, keep_members, data):
         out_sparse,
         out_dense,
         out_n,
+        0,
     )
-    want = reference.filter_into(
+    want, _ = reference.filter_into(
         ids, probe.sparse, probe.dense, probe.n, keep_members, r_sparse, r_dense, out_n
     )
 
-    assert int(got) == want
+    got, stop = got
+    assert (int(got), int(stop)) == (want, -1)
     assert_guard_intact(out_sparse_big, out_capacity)
     assert_guard_intact(out_dense_big, length)
     np.testing.assert_array_equal(out_dense[:got], r_dense[:want])
@@ -514,33 +510,46 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     assert k.dense[:3].tolist() == [9, 0, 14]
 
     k = state.copy()
-    new_n, fail = kernels.add(k.sparse, k.dense, k.n, ids)
-    assert (int(new_n), int(fail)) == (5, 5)  # 25 is past capacity 20
-    assert k.dense[:5].tolist() == [9, 2, 14, 0, 5]
-    assert set(np.flatnonzero(reference.membership(k.sparse, k.dense, 5))) == {
+    new_n, stop = kernels.add(k.sparse, k.dense, k.n, ids, 0)
+    # 25 is past capacity 20: the batch stops there, the new ids before it in
+    assert (int(new_n), int(stop)) == (8, 5)
+    assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
+    assert set(np.flatnonzero(reference.membership(k.sparse, k.dense, 8))) == {
         9,
         2,
         14,
         0,
         5,
+        3,
+        7,
+        19,
     }
     fits = make_array([3, 9, 7, 19, 7], dtype, layout)
-    new_n, fail = kernels.add(k.sparse, k.dense, 5, fits)
-    assert (int(new_n), int(fail)) == (8, -1)
-    assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
+    new_n, stop = kernels.add(k.sparse, k.dense, 8, fits, 0)
+    assert (int(new_n), int(stop)) == (8, -1)
+    new_n, stop = kernels.add(k.sparse, k.dense, 8, ids, 6)  # resume past 25
+    assert (int(new_n), int(stop)) == (8, 7)  # 100 is past capacity too
     assert_back_pointers(k.sparse, k.dense, 8)
 
     out_sparse = np.empty(20, np.uint32)
     out_dense = np.empty(20, np.int32)
     distinct = make_array([3, 9, 7, 19, 0], dtype, layout)
-    got = kernels.filter_into(
-        distinct, state.sparse, state.dense, state.n, True, out_sparse, out_dense, 0
+    got, stop = kernels.filter_into(
+        distinct, state.sparse, state.dense, state.n, True, out_sparse, out_dense, 0, 0
     )
-    assert out_dense[:got].tolist() == [9, 0]
-    got = kernels.filter_into(
-        distinct, state.sparse, state.dense, state.n, False, out_sparse, out_dense, got
+    assert (out_dense[:got].tolist(), stop) == ([9, 0], -1)
+    got, stop = kernels.filter_into(
+        distinct,
+        state.sparse,
+        state.dense,
+        state.n,
+        False,
+        out_sparse,
+        out_dense,
+        got,
+        0,
     )
-    assert out_dense[:got].tolist() == [9, 0, 3, 7, 19]
+    assert (out_dense[:got].tolist(), stop) == ([9, 0, 3, 7, 19], -1)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
@@ -566,8 +575,8 @@ def test_uint64_ids_past_sign_bit_are_absent():
     k = state.copy()
     assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
-    new_n, fail = kernels.add(k.sparse, k.dense, 4, ids)
-    assert (int(new_n), int(fail)) == (4, 0)
+    new_n, stop = kernels.add(k.sparse, k.dense, 4, ids, 0)
+    assert (int(new_n), int(stop)) == (4, 0)
 
 
 def test_membership_is_proven_by_dense_not_sparse():
@@ -575,7 +584,7 @@ def test_membership_is_proven_by_dense_not_sparse():
     capacity = 32
     sparse = np.zeros(capacity, np.uint32)
     dense = np.empty(capacity, np.int32)
-    n, fail = kernels.add(sparse, dense, 0, np.array([5, 6, 7]))
+    n, fail = kernels.add(sparse, dense, 0, np.array([5, 6, 7]), 0)
     assert (n, fail) == (3, -1)
     sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
     sparse[[5, 6, 7]] = [0, 1, 2]

@@ -133,12 +133,14 @@ def reject_out_of_range(
     kind: str,
     scalar: bool = False,
     source: Any = None,
+    hint: str = "",
 ) -> None:
     """Raise ``ValueError`` for the first id at or past ``limit``.
 
     ``kind`` names the index whose range is ``[0, limit)``. ``source`` is
     the caller's original argument: Python ints past 2**64 were clipped in
     ``arr``, and the message should show the value the caller wrote.
+    ``hint`` ends the message (which kind would take the id).
 
     Examples
     --------
@@ -152,7 +154,7 @@ def reject_out_of_range(
     k = int(np.argmax(arr >= limit))
     raise ValueError(
         f"{describe(arr, k, scalar, source)} is outside the {kind} index's range "
-        f"[0, 2**{limit.bit_length() - 1})"
+        f"[0, 2**{limit.bit_length() - 1}){hint}"
     )
 
 

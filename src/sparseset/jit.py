@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .kernels import find, grown_length, push, swap_remove
+from .kernels.kinds import accepts, grow, in_range, row_limit
 
 #: One compiled class per column layout, built on first use.
 _CLASSES: dict[tuple[Any, ...], Any] = {}
@@ -55,19 +56,20 @@ class Twin:
 
     def add(self, i):
         """Add id ``i`` with zeroed rows; True if it was new. Grows as needed."""
-        if i < 0 or i >= {limit}:
+        if not in_range(self.sparse, i):
             raise ValueError("id is negative or outside the index's range")
         self.epoch += 1
         if find(self.sparse, self.dense, self.n, i) >= 0:
             return False
-        if i >= self.sparse.shape[0]:
-            old = self.sparse
-            capacity = grown_length(old.shape[0], i + 1, {limit})
-            self.sparse = np.empty(capacity, old.dtype)
-            self.sparse[: old.shape[0]] = old
+        while not accepts(self.sparse, i):
+            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, i)
         if self.n == self.dense.shape[0]:
             self._grow_rows()
-        self.n = push(self.sparse, self.dense, self.n, i)
+        n = self.n
+        self.n = push(self.sparse, self.dense, n, i)
+        while self.n == n:
+            self.sparse = grow(self.sparse, self.dense, n, n + 1, i)
+            self.n = push(self.sparse, self.dense, n, i)
 {column_zero}
         return True
 
@@ -81,7 +83,7 @@ class Twin:
         return True
 
     def _grow_rows(self):
-        rows = grown_length(self.dense.shape[0], self.n + 1, self.sparse.shape[0])
+        rows = grown_length(self.dense.shape[0], self.n + 1, row_limit(self.sparse))
         old = self.dense
         self.dense = np.empty(rows, old.dtype)
         self.dense[: old.shape[0]] = old
@@ -89,7 +91,7 @@ class Twin:
 '''
 
 
-def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]], limit: int) -> str:
+def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]]) -> str:
     def lines(template: str) -> str:
         return "\n".join(
             template.format(name=name, shape=", ".join(map(str, shape)))
@@ -97,7 +99,6 @@ def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]], limit: int) ->
         )
 
     return _TEMPLATE.format(
-        limit=limit,
         column_args="".join(f", _col_{name}" for name, _, _ in columns),
         column_init=lines("        self._col_{name} = _col_{name}"),
         column_properties=lines(
@@ -114,7 +115,7 @@ def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]], limit: int) ->
     )
 
 
-def twin_class(state: Any, columns: dict[str, Any], limit: int) -> Any:
+def twin_class(state: Any, columns: dict[str, Any]) -> Any:
     """The jitclass for a state of this layout, compiled the first time.
 
     ``columns`` maps column name to ``(dtype, row_shape)``; the state holds
@@ -130,7 +131,6 @@ def twin_class(state: Any, columns: dict[str, Any], limit: int) -> Any:
     key = (
         numba.typeof(state.sparse),
         numba.typeof(state.dense),
-        limit,
         tuple((name, dtype.str, shape) for name, dtype, shape in layout),
     )
     cls = _CLASSES.get(key)
@@ -147,18 +147,22 @@ def twin_class(state: Any, columns: dict[str, Any], limit: int) -> Any:
         ]
         namespace = {
             "np": np,
+            "accepts": accepts,
             "find": find,
+            "grow": grow,
             "grown_length": grown_length,
+            "in_range": in_range,
+            "row_limit": row_limit,
             "push": push,
             "swap_remove": swap_remove,
         }
-        exec(compile(_source(layout, limit), "<sparseset.jit twin>", "exec"), namespace)
+        exec(compile(_source(layout), "<sparseset.jit twin>", "exec"), namespace)
         cls = _CLASSES[key] = jitclass(spec)(namespace["Twin"])
     return cls
 
 
-def make_twin(state: Any, columns: dict[str, Any], limit: int) -> Any:
+def make_twin(state: Any, columns: dict[str, Any]) -> Any:
     """A twin sharing ``state``'s arrays (no copy) and its ``n`` and ``epoch``."""
-    cls = twin_class(state, columns, limit)
+    cls = twin_class(state, columns)
     arrays = [getattr(state, f"_col_{name}") for name in columns]
     return cls(state.sparse, state.dense, state.n, state.epoch, *arrays)

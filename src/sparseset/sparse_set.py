@@ -1,8 +1,9 @@
 """SparseSet: a set of non-negative integer ids on batch numba kernels.
 
-The set owns three things (Briggs & Torczon 1993): ``sparse`` (id -> position
-in dense; garbage where not a member), ``dense`` (the members, packed) and
-``n``. This module validates input, grows storage and calls the kernels in
+The set owns three things (Briggs & Torczon 1993): ``sparse`` (the index:
+id -> position in dense, garbage where not a member; see
+:mod:`sparseset.index_kinds`), ``dense`` (the members, packed) and ``n``.
+This module validates input, grows storage and calls the kernels in
 :mod:`sparseset.kernels`; it never loops over ids itself.
 """
 
@@ -14,19 +15,21 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 
 from . import kernels
 from ._ids import as_ids, describe, reject_negative, reject_out_of_range
+from .index_kinds import KINDS, index_nbytes, kind_named
 
-#: dtype of ``dense`` for the flat index: its ids live in [0, 2**31).
-ID_DTYPE = np.dtype(np.int32)
-#: dtype of ``sparse``: a position in dense, compared unsigned.
-POSITION_DTYPE = np.dtype(np.uint32)
 #: The index kinds a set can be built on.
-INDEX_KINDS = ("flat",)
+INDEX_KINDS = tuple(KINDS)
 #: The flat index covers ids in [0, FLAT_LIMIT).
-FLAT_LIMIT = 2**31
+FLAT_LIMIT = KINDS["flat"].limit
+#: Batches of at least this many ids are looked up on all numba threads.
+#: Below it, waking the threads costs more than they save (measured: see
+#: ``asv_bench/benchmarks/parallel.py`` and the README's Performance).
+PARALLEL_THRESHOLD = 1 << 15
 _set_serial = itertools.count()
 
 
@@ -71,9 +74,14 @@ class SparseSet(MutableSet):
     capacity : int, optional
         Ids the set can hold before it grows: a hint, not a limit. Ids of
         the default flat index live in ``[0, 2**31)``.
-    index : {"flat"}, optional
-        How ids map to positions. ``"flat"`` (the default) is one uint32
-        slot per id of the space ``[0, capacity)``.
+    index : {"flat", "paged", "hash"}, optional
+        How ids map to positions. ``"flat"`` (the default, fastest) is one
+        uint32 slot per id of ``[0, capacity)``, for ids in ``[0, 2**31)``;
+        ``"paged"`` allocates pages of 4096 slots as ids touch them, for
+        clustered ids in ``[0, 2**48)``; ``"hash"`` is an open-addressing
+        table whose memory follows the members, for any ids in
+        ``[0, 2**63)``. Same API and results for all three; see
+        :mod:`sparseset.index_kinds` for their memory.
 
     Examples
     --------
@@ -85,36 +93,39 @@ class SparseSet(MutableSet):
     1
     >>> s.ids.tolist(), 9 in s, s.contains([7, 8]).tolist()
     ([7, 9], True, [True, False])
+    >>> h = SparseSet(index="hash"); h.add([2**62, 5])
+    2
+    >>> 2**62 in h, h.ids.dtype
+    (True, dtype('int64'))
     """
 
-    __slots__ = ("_arrays", "_checkpoints", "_serial")
+    __slots__ = ("_arrays", "_checkpoints", "_kind", "_serial")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
-        if index not in INDEX_KINDS:
-            raise ValueError(
-                f"index = {index!r} is not an index kind; choose one of "
-                f"{', '.join(map(repr, INDEX_KINDS))}"
-            )
-        capacity = _check_capacity(capacity)
-        self._arrays = _Arrays(
-            np.empty(capacity, POSITION_DTYPE), np.empty(capacity, ID_DTYPE), 0
-        )
+        kind = kind_named(index)
+        capacity = kind.check_capacity(capacity)
+        self._kind = kind
+        self._arrays = _Arrays(kind.new(capacity), np.empty(capacity, kind.id_dtype), 0)
         self._serial = next(_set_serial)
         self._checkpoints: list[Checkpoint] = []
 
     # -- construction -----------------------------------------------------
 
     @classmethod
-    def from_ids(cls, ids: Any, capacity: int | None = None) -> SparseSet:
+    def from_ids(
+        cls, ids: Any, capacity: int | None = None, index: str = "flat"
+    ) -> SparseSet:
         """Build a set from ids, keeping the first occurrence of each.
 
         Examples
         --------
         >>> SparseSet.from_ids([5, 1, 5]).ids.tolist()
         [5, 1]
+        >>> SparseSet.from_ids([2**40], index="paged").kind
+        'paged'
         """
-        s = cls(0 if capacity is None else capacity)
+        s = cls(0 if capacity is None else capacity, index)
         s.add(ids)
         return s
 
@@ -134,29 +145,39 @@ class SparseSet(MutableSet):
         ([4, 2], [4, 2, 9])
         """
         out = self._empty(self.capacity, len(self))
-        a = out._arrays
-        a.n, _ = kernels.add(a.sparse, a.dense, 0, self._members())
+        out._fill(self._members())
         return out
 
     __copy__ = copy
 
     def _empty(self, capacity: int, members: int) -> SparseSet:
-        """An empty set of the same class with room for ``members`` members."""
+        """An empty set of the same class and kind, with room for
+        ``members`` members (and, for flat, ids below ``capacity``)."""
+        kind = self._kind
         out = type(self).__new__(type(self))
-        out._arrays = _Arrays(
-            np.empty(capacity, POSITION_DTYPE),
-            np.empty(min(members, capacity), ID_DTYPE),
-            0,
-        )
+        index = kind.new(capacity if kind.name == "flat" else members)
+        rows = min(members, kind.row_limit(index))
+        out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
+        out._kind = kind
         out._serial = next(_set_serial)
         out._checkpoints = []
         return out
 
+    def _fill(self, members: np.ndarray) -> None:
+        """Add ``members`` (distinct ids of another set) to this empty set."""
+        a = self._arrays
+        self._grow_dense(members.shape[0])
+        a.n = self._insert(members, False, None, None)
+
     def __getstate__(self) -> dict[str, Any]:
-        return {"capacity": self.capacity, "ids": self._members().copy()}
+        return {
+            "capacity": self.capacity,
+            "index": self._kind.name,
+            "ids": self._members().copy(),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        SparseSet.__init__(self, state["capacity"])
+        SparseSet.__init__(self, state["capacity"], state.get("index", "flat"))
         self.add(state["ids"])
 
     # -- size and storage -------------------------------------------------
@@ -165,19 +186,37 @@ class SparseSet(MutableSet):
         return self._arrays.n
 
     @property
-    def capacity(self) -> int:
-        """Ids in ``[0, capacity)`` fit without growing.
+    def kind(self) -> str:
+        """The index kind: ``"flat"``, ``"paged"`` or ``"hash"``.
 
         Examples
         --------
-        >>> SparseSet(capacity=10).capacity
-        10
+        >>> SparseSet(index="hash").kind
+        'hash'
         """
-        return self._arrays.sparse.shape[0]
+        return self._kind.name
+
+    @property
+    def capacity(self) -> int:
+        """What fits without growing: for the flat index, ids in
+        ``[0, capacity)``; for paged and hash, that many members.
+
+        Examples
+        --------
+        >>> SparseSet(capacity=10).capacity, SparseSet(100, index="hash").capacity
+        (10, 100)
+        """
+        a = self._arrays
+        return self._kind.capacity(a.sparse, a.dense)
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the set's arrays.
+        """Bytes held by the set's arrays: its index and ``dense``.
+
+        Per member, at 1M members: flat 4 bytes per id of the whole space
+        plus 4 per member; paged about 16 KiB per touched page of 4096 ids
+        plus 8 per member; hash about 32 bytes plus 8 (see
+        :mod:`sparseset.index_kinds`).
 
         Examples
         --------
@@ -185,40 +224,57 @@ class SparseSet(MutableSet):
         8000
         """
         a = self._arrays
-        return a.sparse.nbytes + a.dense.nbytes
+        return index_nbytes(a.sparse) + a.dense.nbytes
 
     def reserve(self, capacity: int) -> None:
-        """Grow storage so ids below ``capacity`` fit without regrowth.
+        """Grow storage so that ``capacity`` fits without regrowth.
 
-        Members and their order are kept. Growing invalidates checkpoints.
+        For the flat index, ids below ``capacity``; for paged and hash, that
+        many members (paged: pages for that many clustered ids). Members
+        and their order are kept. Growing invalidates checkpoints.
 
         Examples
         --------
         >>> s = SparseSet(); s.reserve(1_000); s.capacity
         1000
+        >>> h = SparseSet(index="hash"); h.reserve(10_000); h.capacity
+        10000
         """
-        capacity = _check_capacity(capacity)
-        if capacity > self.capacity:
-            self._grow_sparse(capacity)
+        kind = self._kind
+        capacity = kind.check_capacity(capacity)
+        a = self._arrays
+        if kind.name == "flat":
+            if capacity > a.sparse.shape[0]:
+                self._grow_index(capacity, capacity - 1)
+        elif kind.name == "hash":
+            if capacity > kind.capacity(a.sparse, a.dense):
+                self._grow_index(capacity, 0)
+        else:
+            pages = -(-capacity // kernels.paged.PAGE_SIZE)
+            while a.sparse.pages.shape[0] < kernels.paged.FIRST_PAGE + pages:
+                self._grow_index(capacity, 0)
         self._grow_dense(capacity)
 
-    def _grow_sparse(self, needed: int) -> None:
+    def _grow_index(self, members: int, top: int, n: int | None = None) -> None:
+        """Regrow the index for ``members`` members and ids up to ``top``.
+
+        ``n`` counts the ids in dense whose positions the index must keep:
+        the members, unless a batch has appended more (``a.n`` not yet set).
+        """
         a = self._arrays
-        old = a.sparse
-        capacity = kernels.grown_length(old.shape[0], needed, FLAT_LIMIT)
-        sparse = np.empty(capacity, POSITION_DTYPE)
-        sparse[: old.shape[0]] = old
-        a.sparse = sparse
+        n = a.n if n is None else n
+        a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
         a.epoch += 1
 
     def _grow_dense(self, needed: int) -> None:
         a = self._arrays
         old = a.dense
-        needed = min(needed, a.sparse.shape[0])
+        limit = self._kind.row_limit(a.sparse)
+        needed = min(needed, limit)
         if needed <= old.shape[0]:
             return
-        length = kernels.grown_length(old.shape[0], needed, a.sparse.shape[0])
-        dense = np.empty(length, ID_DTYPE)
+        length = kernels.grown_length(old.shape[0], needed, limit)
+        dense = np.empty(length, self._kind.id_dtype)
         # Copy past n too: ids removed since a checkpoint live there.
         dense[: old.shape[0]] = old
         a.dense = dense
@@ -284,7 +340,7 @@ class SparseSet(MutableSet):
         if type(a) is _Arrays:
             from .jit import make_twin
 
-            a = self._arrays = make_twin(a, {}, FLAT_LIMIT)
+            a = self._arrays = make_twin(a, {})
         return a
 
     # -- batch mutation ---------------------------------------------------
@@ -305,33 +361,59 @@ class SparseSet(MutableSet):
         arr, scalar = as_ids(ids)
         a = self._arrays
         n = a.n
-        if self._checkpoints and self._checkpoints[-1].epoch == a.epoch:
-            # The kernel's in-loop check undoes a failed batch by restoring n,
-            # which would clobber the removed ids a checkpoint still needs.
-            self._make_room(arr, scalar, ids)
-        dense = a.dense
-        self._grow_dense(n + arr.shape[0])
-        new_n, fail = kernels.add(a.sparse, a.dense, n, arr)
-        if fail >= 0:
-            try:
-                self._make_room(arr, scalar, ids)
-            except (TypeError, ValueError):
-                a.dense = dense
-                raise
-            self._grow_dense(n + arr.shape[0])
-            new_n, fail = kernels.add(a.sparse, a.dense, n, arr)
-        a.n = new_n
+        a.n = self._insert(arr, scalar, ids, None)
         a.epoch += 1
-        return new_n - n
+        return a.n - n
 
-    def _make_room(self, arr: np.ndarray, scalar: bool, source: Any = None) -> None:
-        """Validate a batch for ``add`` and grow capacity to hold it."""
+    def _insert(
+        self, arr: np.ndarray, scalar: bool, source: Any, positions: np.ndarray | None
+    ) -> int:
+        """Append the non-members of ``arr`` past n; return the new n.
+
+        ``n`` itself is left for the caller to set (a store first fits its
+        columns to the grown ``dense``). With ``positions``, records every
+        id's dense position. The kernel stops at an id its index cannot take
+        or has no room for; then the whole batch is validated once (a bad
+        batch is undone and raises, the set exactly as before) and the
+        index grows until the rest fits.
+        """
+        a = self._arrays
+        n = a.n
+        count = arr.shape[0]
+        record = np.empty(0, np.int64) if positions is None else positions
+        validated = False
+        top = -1
+        if self._checkpoints and self._checkpoints[-1].epoch == a.epoch:
+            # Appends overwrite dense past n, where the ids removed since a
+            # live checkpoint wait: a batch that may fail must fail first.
+            top = self._validate_add(arr, scalar, source)
+            validated = True
+        index, dense = a.sparse, a.dense
+        self._grow_dense(n + count)
+        m, stop = kernels.upsert(a.sparse, a.dense, n, arr, record, 0)
+        while stop >= 0:
+            if not validated:
+                try:
+                    top = self._validate_add(arr, scalar, source)
+                except (TypeError, ValueError):
+                    kernels.unindex(a.sparse, a.dense, n, m)
+                    a.sparse, a.dense = index, dense
+                    raise
+                validated = True
+            self._grow_index(m + count - stop, top, m)
+            self._grow_dense(n + count)
+            m, stop = kernels.upsert(a.sparse, a.dense, m, arr, record, stop)
+        return int(m)
+
+    def _validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
+        """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
         reject_negative(arr, scalar)
-        reject_out_of_range(arr, FLAT_LIMIT, "flat", scalar, source)
-        if arr.size:
-            top = int(arr.max())
-            if top >= self.capacity:
-                self._grow_sparse(top + 1)
+        if not arr.size:
+            return -1
+        kind = self._kind
+        top = int(arr.max())
+        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, kind.hint(top))
+        return top
 
     def _removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Validate ids for a removal; copy them if they alias ``dense``.
@@ -433,6 +515,7 @@ class SparseSet(MutableSet):
         if a.n == 0:
             raise KeyError("pop from an empty SparseSet")
         a.n -= 1
+        kernels.unindex(a.sparse, a.dense, a.n, a.n + 1)
         return int(a.dense[a.n])
 
     def sort(self) -> None:
@@ -498,8 +581,11 @@ class SparseSet(MutableSet):
                 "sort or growth since it was taken, or a rollback to an older "
                 "checkpoint, invalidated it"
             )
-        # Removals only swap ids past n, so restoring n restores them.
-        self._arrays.n = token.size
+        # Removals only swap ids past n, so restoring n restores them; a hash
+        # index erased them, and gets them back.
+        a = self._arrays
+        kernels.reindex(a.sparse, a.dense, a.n, token.size)
+        a.n = token.size
         del stack[token.serial + 1 :]
 
     # -- queries ----------------------------------------------------------
@@ -518,7 +604,8 @@ class SparseSet(MutableSet):
         arr, scalar = as_ids(ids)
         a = self._arrays
         out = np.empty(arr.shape[0], np.bool_)
-        if kernels.contains(a.sparse, a.dense, a.n, arr, out):
+        kernel = kernels.contains_parallel if _threaded(arr) else kernels.contains
+        if kernel(a.sparse, a.dense, a.n, arr, out):
             reject_negative(arr, scalar)
         return bool(out[0]) if scalar else out
 
@@ -544,7 +631,8 @@ class SparseSet(MutableSet):
         """Positions of an id array (validated here for negatives)."""
         a = self._arrays
         out = np.empty(arr.shape[0], np.int64)
-        if kernels.index(a.sparse, a.dense, a.n, arr, out):
+        kernel = kernels.index_parallel if _threaded(arr) else kernels.index
+        if kernel(a.sparse, a.dense, a.n, arr, out):
             reject_negative(arr, scalar)
         return out
 
@@ -561,10 +649,21 @@ class SparseSet(MutableSet):
         """Append to ``out`` the members of ``source`` whose membership in
         ``probe`` is ``keep``."""
         o, p = out._arrays, probe._arrays
-        o.n = kernels.filter_into(
-            source._members(), p.sparse, p.dense, p.n, keep, o.sparse, o.dense, o.n
-        )
-        return out
+        ids = source._members()
+        start = 0
+        while True:
+            o.n, stop = kernels.filter_into(
+                ids, p.sparse, p.dense, p.n, keep, o.sparse, o.dense, o.n, start
+            )
+            if stop < 0:
+                return out
+            # The out index cannot take ids[stop] yet: raise if no set of
+            # its kind could, else grow it for the rest.
+            rest = ids[stop:]
+            top = out._validate_add(rest, False, None)
+            out._grow_index(o.n + rest.shape[0], top)
+            out._grow_dense(o.n + rest.shape[0])
+            start = stop
 
     def _and(self, other: SparseSet) -> SparseSet:
         small, large = (self, other) if len(self) <= len(other) else (other, self)
@@ -573,8 +672,7 @@ class SparseSet(MutableSet):
 
     def _or(self, other: SparseSet) -> SparseSet:
         out = self._empty(max(self.capacity, other.capacity), len(self) + len(other))
-        o = out._arrays
-        o.n, _ = kernels.add(o.sparse, o.dense, 0, self._members())
+        out._fill(self._members())
         return self._filtered(other, self, False, out)
 
     def _sub(self, other: SparseSet) -> SparseSet:
@@ -805,8 +903,8 @@ class SparseSet(MutableSet):
         """
         toggled = self._operand(other)._members()
         present = self.contains(toggled)
-        # Validate and size the additions first so a failure changes nothing.
-        self._make_room(toggled[~present], False)
+        # Validate the additions first so a failure changes nothing.
+        self._validate_add(toggled[~present], False, None)
         self.discard(toggled[present])
         self.add(toggled[~present])
 
@@ -829,12 +927,6 @@ class SparseSet(MutableSet):
         return self._inplace(other, SparseSet.symmetric_difference_update)
 
 
-def _check_capacity(capacity: Any) -> int:
-    if isinstance(capacity, bool) or not isinstance(capacity, int | np.integer):
-        raise TypeError(f"capacity must be an integer, not {capacity!r}")
-    capacity = int(capacity)
-    if not 0 <= capacity <= FLAT_LIMIT:
-        raise ValueError(
-            f"capacity = {capacity} is outside [0, 2**31], the flat index's range"
-        )
-    return capacity
+def _threaded(arr: np.ndarray) -> bool:
+    """Whether a lookup batch is big enough for the threaded kernels."""
+    return arr.shape[0] >= PARALLEL_THRESHOLD and numba.get_num_threads() > 1

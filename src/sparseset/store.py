@@ -17,7 +17,7 @@ import numpy as np
 
 from . import kernels
 from ._ids import as_ids, describe, reject_negative
-from .sparse_set import FLAT_LIMIT, SparseSet, _Arrays
+from .sparse_set import SparseSet, _Arrays
 
 #: Names a column cannot take: the jit twin's own members.
 RESERVED_NAMES = frozenset(
@@ -135,8 +135,9 @@ class ComponentStore:
         dict makes a tag store (membership only).
     capacity : int, optional
         Ids that fit before the store grows (a hint).
-    index : {"flat"}, optional
-        The id index, as for :class:`~sparseset.SparseSet`.
+    index : {"flat", "paged", "hash"}, optional
+        The id index, as for :class:`~sparseset.SparseSet`: ``"paged"`` or
+        ``"hash"`` for ids past 2**31 or sparse in a huge space.
 
     Notes
     -----
@@ -231,7 +232,7 @@ class ComponentStore:
 
     @property
     def capacity(self) -> int:
-        """Ids in ``[0, capacity)`` fit without growing the index.
+        """What fits without growing, as for :attr:`SparseSet.capacity`.
 
         Examples
         --------
@@ -239,6 +240,17 @@ class ComponentStore:
         10
         """
         return self._keys.capacity
+
+    @property
+    def kind(self) -> str:
+        """The index kind of the ids: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f4"}, index="paged").kind
+        'paged'
+        """
+        return self._keys.kind
 
     @property
     def nbytes(self) -> int:
@@ -318,14 +330,11 @@ class ComponentStore:
         """
         arr, scalar = as_ids(ids)
         values = self._prepare(arr.shape[0], columns)
-        keys = self._keys
-        keys._make_room(arr, scalar, ids)
-        state = keys._arrays
+        state = self._keys._arrays
         n = state.n
-        keys._grow_dense(n + arr.shape[0])
-        self._fit_columns()
         positions = np.empty(arr.shape[0], np.int64)
-        new_n, _ = kernels.upsert(state.sparse, state.dense, n, arr, positions)
+        new_n = self._keys._insert(arr, scalar, ids, positions)
+        self._fit_columns()
         state.n = new_n
         state.epoch += 1
         for name in self._schema:
@@ -419,7 +428,7 @@ class ComponentStore:
         if isinstance(state, _Arrays):
             from .jit import make_twin
 
-            state = make_twin(state, self._schema, FLAT_LIMIT)
+            state = make_twin(state, self._schema)
             self._keys._arrays = state
         return state
 
@@ -539,7 +548,7 @@ class ComponentStore:
         n = state.n
         members = state.dense[:n]
         members[...] = members[order]
-        state.sparse[members] = np.arange(n, dtype=state.sparse.dtype)
+        kernels.reindex(state.sparse, state.dense, 0, n)
         for name in self._schema:
             rows = self._column(name)[:n]
             rows[...] = rows[order]
@@ -640,12 +649,15 @@ class ComponentStore:
             # dtype objects, not their .str: a record column's fields survive.
             "schema": dict(self._schema),
             "capacity": self.capacity,
+            "index": self.kind,
             "ids": self.ids.copy(),
             "columns": {name: self._column(name)[:n].copy() for name in self._schema},
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        ComponentStore.__init__(self, state["schema"], state["capacity"])
+        ComponentStore.__init__(
+            self, state["schema"], state["capacity"], state.get("index", "flat")
+        )
         self.add(state["ids"], **state["columns"])
 
 
@@ -685,6 +697,28 @@ class SparseMap(MutableMapping):
     def store(self) -> ComponentStore:
         """The underlying one-column store (column ``"value"``)."""
         return self._store
+
+    @property
+    def kind(self) -> str:
+        """The index kind of the keys: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        Examples
+        --------
+        >>> SparseMap("f8", index="hash").kind
+        'hash'
+        """
+        return self._store.kind
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index, the keys and the values.
+
+        Examples
+        --------
+        >>> SparseMap("f8", capacity=10).nbytes
+        160
+        """
+        return self._store.nbytes
 
     @property
     def ids(self) -> np.ndarray:

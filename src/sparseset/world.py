@@ -23,8 +23,9 @@ import numpy as np
 from . import io, kernels
 from ._ids import as_ids, reject_negative
 from .group import Group
+from .index_kinds import KINDS, kind_named
 from .io import FormatError
-from .sparse_set import FLAT_LIMIT, _check_capacity
+from .sparse_set import FLAT_LIMIT
 from .store import ComponentStore, _parse_schema
 from .view import View
 
@@ -82,8 +83,10 @@ class EntityStore(ComponentStore):
     ([False, True], True)
     """
 
-    def __init__(self, world: World, name: str, schema: Any, capacity: int) -> None:
-        super().__init__(schema, capacity)
+    def __init__(
+        self, world: World, name: str, schema: Any, capacity: int, index: str
+    ) -> None:
+        super().__init__(schema, capacity, index)
         self._world = world
         self._name = name
         self._group: Group | None = None
@@ -362,6 +365,11 @@ class World:
     capacity : int, optional
         Entities the world and each component store hold before growing
         (a hint, not a limit).
+    index : {"flat", "paged", "hash"}, optional
+        The index kind of every component store (see
+        :class:`~sparseset.SparseSet`). Entity indexes stay below 2**31, so
+        all kinds fit; ``"paged"`` keeps stores of few, clustered entities
+        small in a big world.
 
     Examples
     --------
@@ -381,8 +389,9 @@ class World:
     [[0.0, 0.5], [0.0, 0.0]]
     """
 
-    def __init__(self, capacity: int = 0) -> None:
-        capacity = _check_capacity(capacity)
+    def __init__(self, capacity: int = 0, index: str = "flat") -> None:
+        self._index = kind_named(index).name
+        capacity = KINDS["flat"].check_capacity(capacity)
         self._capacity = capacity
         self._generations = np.zeros(capacity, np.uint32)
         self._alive = np.zeros(capacity, np.bool_)
@@ -549,6 +558,29 @@ class World:
     def __len__(self) -> int:
         return self._live
 
+    @property
+    def kind(self) -> str:
+        """The index kind of the component stores.
+
+        Examples
+        --------
+        >>> World(index="paged").kind
+        'paged'
+        """
+        return self._index
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the entity arrays and every component store.
+
+        Examples
+        --------
+        >>> w = World(capacity=100); w.register("hp", "f8"); w.nbytes
+        2500
+        """
+        entities = self._generations.nbytes + self._alive.nbytes + self._free.nbytes
+        return entities + sum(store.nbytes for store in self._stores.values())
+
     # -- components -------------------------------------------------------
 
     def register(self, name: str, dtype: Any = None, shape: Any = ()) -> None:
@@ -594,7 +626,9 @@ class World:
             schema = dtype
         else:
             schema = {name: (dtype, shape)}
-        self._stores[name] = EntityStore(self, name, schema, self._capacity)
+        self._stores[name] = EntityStore(
+            self, name, schema, self._capacity, self._index
+        )
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -773,6 +807,7 @@ class World:
             "groups": [list(group.components) for group in self._groups],
             "group_lengths": [len(group) for group in self._groups],
             "capacity": self._capacity,
+            "index": self._index,
         }
         state: dict[str, Any] = {
             "meta": np.array(json.dumps(meta)),
@@ -837,7 +872,11 @@ class World:
         count = checked.generations.shape[0]
         # The capacity is a hint; a file must not make a tiny world allocate
         # gigabytes by claiming a huge one.
-        World.__init__(self, min(checked.capacity, max(count, _RESTORED_CAPACITY)))
+        World.__init__(
+            self,
+            min(checked.capacity, max(count, _RESTORED_CAPACITY)),
+            checked.index,
+        )
         self._reserve_entities(count)
         self._generations[:count] = checked.generations
         self._alive[:count] = checked.alive
@@ -865,6 +904,7 @@ class _CheckedState:
 
     def __init__(self) -> None:
         self.capacity = 0
+        self.index = "flat"
         self.generations = np.empty(0, np.uint32)
         self.alive = np.empty(0, np.bool_)
         self.free = np.empty(0, np.int32)
@@ -898,11 +938,16 @@ def _check_state(state: Mapping[str, Any], source: str) -> _CheckedState:
         groups = [tuple(str(name) for name in names) for names in meta["groups"]]
         lengths = [int(length) for length in meta["group_lengths"]]
         checked.capacity = int(meta["capacity"])
+        checked.index = str(meta.get("index", "flat"))
     except (KeyError, TypeError, ValueError, OverflowError) as error:
         if isinstance(error, FormatError):
             raise
         raise fail(f"its description is unreadable ({error})") from error
-    if not 0 <= checked.capacity <= INDEX_LIMIT or len(groups) != len(lengths):
+    if (
+        not 0 <= checked.capacity <= INDEX_LIMIT
+        or len(groups) != len(lengths)
+        or checked.index not in KINDS
+    ):
         raise fail("its description is inconsistent")
 
     generations = array("generations", "u", 1).astype(np.uint32)

@@ -1,22 +1,30 @@
 """Compiled kernels on plain numpy arrays.
 
-A set is three things: ``sparse`` (uint32, id -> position in dense, garbage
-where not a member), ``dense`` (members packed in ``dense[:n]``) and ``n``.
-Kernels hold no Python objects and validate nothing; they are compiled on
-first call with ``cache=True`` and specialise on the id dtype through
-numba's own typing, so each operation is written once.
+A set is three things: ``sparse`` (the index: id -> position in dense,
+garbage where not a member), ``dense`` (members packed in ``dense[:n]``)
+and ``n``. The index is a uint32 array (flat), a :class:`PagedIndex` or a
+:class:`HashIndex`; kernels reach it only through :mod:`.kinds`. Kernels
+hold no Python objects and validate nothing; they are compiled on first
+call with ``cache=True`` and specialise on the id dtype and the index kind
+through numba's own typing, so each operation is written once.
 """
 
+from . import flat, hashed, kinds, paged
 from .algebra import filter_into
 from .batch import (
     add,
     contains,
+    contains_parallel,
     discard,
     discard_rows,
     first_mismatch,
+    grown_index,
     index,
+    index_parallel,
     keep_only,
+    reindex,
     sort,
+    unindex,
     upsert,
 )
 from .element import find, grown_length, push, swap_members, swap_remove
@@ -28,13 +36,18 @@ from .entities import (
     handles_of,
     resolve,
 )
+from .hashed import HashIndex
+from .paged import PagedIndex
 from .rows import pack_back, pack_front, scatter_rows
 
 __all__ = [
     "INDEX_BITS",
     "INDEX_MASK",
+    "HashIndex",
+    "PagedIndex",
     "add",
     "contains",
+    "contains_parallel",
     "create_entities",
     "destroy_entities",
     "discard",
@@ -42,17 +55,25 @@ __all__ = [
     "filter_into",
     "find",
     "first_mismatch",
+    "flat",
+    "grown_index",
     "grown_length",
     "handles_of",
+    "hashed",
     "index",
+    "index_parallel",
     "keep_only",
+    "kinds",
     "pack_back",
     "pack_front",
+    "paged",
     "push",
+    "reindex",
     "resolve",
     "scatter_rows",
     "sort",
     "swap_members",
     "swap_remove",
+    "unindex",
     "upsert",
 ]

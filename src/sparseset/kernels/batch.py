@@ -5,23 +5,47 @@ set logic exists once. No kernel raises for bad user input: where a bad id
 matters the kernel reports its position and the Python layer raises.
 """
 
-import numpy as np
-from numba import literal_unroll, njit
+import types
 
-from .element import NO_NRT, find, push, swap_remove
+import numpy as np
+from numba import literal_unroll, njit, prange
+
+from .element import NO_NRT, find, push, swap_members, swap_remove
+from .kinds import accepts, erase, grow, insert
+
+
+#: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
+#: variants, and the span of one sign-bit OR.
+CHUNK = 1 << 13
+
+
+def serial_and_parallel(kernel):  # type: ignore[no-untyped-def]
+    """Compile a ``prange`` loop twice: serial, and threaded as ``<name>_parallel``.
+
+    One source, two cached variants; the copy gets its own name so the two
+    never share a cache file. The serial one is for small batches, where
+    waking threads costs more than the loop.
+    """
+    name = kernel.__name__ + "_parallel"
+    twin = types.FunctionType(kernel.__code__, kernel.__globals__, name)
+    twin.__qualname__ = name
+    twin.__doc__ = f"Threaded :func:`{kernel.__name__}` (``prange``), same results."
+    return njit(cache=True)(kernel), njit(cache=True, parallel=True)(twin)
 
 
 @njit(cache=True)
-def upsert(sparse, dense, n, ids, positions):
-    """Append the non-members of ``ids`` once each, in batch order.
+def upsert(sparse, dense, n, ids, positions, start):
+    """Append the non-members of ``ids[start:]`` once each, in batch order.
 
-    The caller guarantees ``len(dense) >= min(capacity, n + len(ids))``.
+    The caller guarantees ``len(dense) >= min(row limit, n + len(ids))``.
     Unless ``positions`` is empty, ``positions[k]`` receives the dense
     position of ``ids[k]``, new or not (a store writes its rows there).
-    Returns ``(new_n, fail)``. If an id is negative or not below capacity,
-    the batch is undone by restoring ``n`` (appends only wrote past it) and
-    ``(n, k)`` comes back with ``k`` the position of that id; otherwise
-    ``fail`` is -1. Checking inside the insertion loop costs one predictable
+    Returns ``(new_n, stop)``: ``stop`` is -1 when the batch is done, else
+    the position of an id the index could not take (negative, out of its
+    range or, for flat, past capacity) or had no room for (paged pools,
+    hash load). Everything before ``stop`` is in; the caller validates,
+    grows and calls again from ``stop``, or undoes the batch (``unindex``
+    and restoring ``n``). Checking inside the loop costs one predictable
     compare, where a validation pass would re-read the whole batch.
 
     Examples
@@ -29,39 +53,100 @@ def upsert(sparse, dense, n, ids, positions):
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
     >>> positions = np.empty(3, np.int64)
-    >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions), positions
+    >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions, 0), positions
     ((2, -1), array([0, 1, 0]))
     """
-    capacity = np.uint64(sparse.shape[0])
     record = positions.shape[0] != 0
     m = n
-    for k in range(ids.shape[0]):
-        x = ids[k]
-        if np.uint64(x) >= capacity:
-            return n, k
+    for k in range(start, ids.shape[0]):
+        # Unsigned: k starts at a runtime value, so numba would otherwise
+        # guard every access against negative indexes (measured 1.4x).
+        u = np.uint64(k)
+        x = ids[u]
+        if not accepts(sparse, x):
+            return m, k
         p = find(sparse, dense, m, x)
         if p < 0:
             p = m
             m = push(sparse, dense, m, x)
+            if m == p:
+                return m, k
         if record:
-            positions[k] = p
+            positions[u] = p
     return m, -1
 
 
 @njit(cache=True)
-def add(sparse, dense, n, ids):
+def add(sparse, dense, n, ids, start):
     """:func:`upsert` without recording positions: a set's ``add``.
 
     Examples
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> add(sparse, dense, 0, np.array([3, 1, 3]))
+    >>> add(sparse, dense, 0, np.array([3, 1, 3]), 0)
     (2, -1)
-    >>> add(sparse, dense, 2, np.array([4, 9]))
-    (2, 1)
+    >>> add(sparse, dense, 2, np.array([4, 9]), 0)
+    (3, 1)
     """
-    return upsert(sparse, dense, n, ids, np.empty(0, np.int64))
+    return upsert(sparse, dense, n, ids, np.empty(0, np.int64), start)
+
+
+@njit(cache=True)
+def grown_index(sparse, dense, n, members, top):
+    """A grown copy of the index with the positions of ``dense[:n]``.
+
+    The compiled entry to :func:`.kinds.grow`: room for ``members`` members
+    (hash), ids up to ``top`` (flat), doubled pools (paged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grown_index(np.empty(4, np.uint32), np.empty(0, np.int32), 0, 0, 99).shape
+    (100,)
+    """
+    return grow(sparse, dense, n, members, top)
+
+
+@njit(cache=True)
+def unindex(sparse, dense, start, stop):
+    """Erase the ids ``dense[start:stop]`` from the index (an undone batch).
+
+    Only a hash index reclaims anything; for flat and paged this is a no-op.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparseset.kernels import hashed, kinds
+    >>> ix = hashed.empty(seed=0); dense = np.empty(4, np.int64)
+    >>> add(ix, dense, 0, np.array([5, 6]), 0)
+    (2, -1)
+    >>> unindex(ix, dense, 0, 2); bool(kinds.lookup(ix, 5) == kinds.NOWHERE)
+    True
+    """
+    for k in range(start, stop):
+        erase(sparse, dense[np.uint64(k)])
+
+
+@njit(cache=True)
+def reindex(sparse, dense, start, stop):
+    """Point the index at ``dense[k]`` for every k in ``[start, stop)``.
+
+    For ids the index already holds (never needs to grow): after moving
+    members around in ``dense`` (a sort, a permutation), or to restore the
+    ids a rollback brings back, which a hash index had erased.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> add(sparse, dense, 0, np.array([3, 5]), 0)
+    (2, -1)
+    >>> dense[:2] = [5, 3]; reindex(sparse, dense, 0, 2); sparse[[3, 5]].tolist()
+    [1, 0]
+    """
+    for k in range(start, stop):
+        insert(sparse, dense[np.uint64(k)], k)
 
 
 @njit(**NO_NRT)
@@ -78,7 +163,7 @@ def discard_rows(sparse, dense, n, ids, rows):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]))
+    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]), 0)
     >>> mass = np.array([[10], [12], [13]], np.int64)
     >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,))
     >>> dense[:n].tolist(), mass[:n, 0].tolist()
@@ -107,7 +192,7 @@ def discard(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]))
+    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]), 0)
     >>> n = discard(sparse, dense, n, np.array([0, 7]))
     >>> dense[:n].tolist()
     [3, 2]
@@ -116,32 +201,37 @@ def discard(sparse, dense, n, ids):
     return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),))
 
 
-@njit(cache=True)
 def contains(sparse, dense, n, ids, out):
     """Fill ``out[k]`` with the membership of ``ids[k]``.
 
     Returns True if some id may be negative: the sign bits of all ids are
     OR-ed together, which costs no branch, so the caller looks for the
     culprit only when this says so (a uint64 id past 2**63 also sets it).
+    The batch is cut into chunks, each with its own OR (numba's ``prange``
+    has no OR reduction; a min chains every element through a compare).
 
     Examples
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
     >>> out = np.empty(3, np.bool_)
     >>> contains(sparse, dense, n, np.array([5, 4, 99]), out), out.tolist()
     (False, [True, False, False])
     """
-    signs = np.int64(0)
-    for k in range(ids.shape[0]):
-        x = ids[k]
-        out[k] = find(sparse, dense, n, x) >= 0
-        signs |= np.int64(x)
-    return signs < 0
+    chunks = (ids.shape[0] + CHUNK - 1) // CHUNK
+    signs = np.empty(chunks, np.int64)
+    for c in prange(chunks):
+        bits = np.int64(0)
+        for k in range(c * CHUNK, min((c + 1) * CHUNK, ids.shape[0])):
+            u = np.uint64(k)
+            x = ids[u]
+            out[u] = find(sparse, dense, n, x) >= 0
+            bits |= np.int64(x)
+        signs[c] = bits
+    return chunks > 0 and signs.min() < 0
 
 
-@njit(cache=True)
 def index(sparse, dense, n, ids, out):
     """Fill ``out[k]`` with the dense position of ``ids[k]``, -1 if absent.
 
@@ -151,17 +241,26 @@ def index(sparse, dense, n, ids, out):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
     >>> out = np.empty(2, np.int64)
     >>> index(sparse, dense, n, np.array([5, 4]), out), out.tolist()
     (False, [1, -1])
     """
-    signs = np.int64(0)
-    for k in range(ids.shape[0]):
-        x = ids[k]
-        out[k] = find(sparse, dense, n, x)
-        signs |= np.int64(x)
-    return signs < 0
+    chunks = (ids.shape[0] + CHUNK - 1) // CHUNK
+    signs = np.empty(chunks, np.int64)
+    for c in prange(chunks):
+        bits = np.int64(0)
+        for k in range(c * CHUNK, min((c + 1) * CHUNK, ids.shape[0])):
+            u = np.uint64(k)
+            x = ids[u]
+            out[u] = find(sparse, dense, n, x)
+            bits |= np.int64(x)
+        signs[c] = bits
+    return chunks > 0 and signs.min() < 0
+
+
+contains, contains_parallel = serial_and_parallel(contains)
+index, index_parallel = serial_and_parallel(index)
 
 
 @njit(cache=True)
@@ -176,7 +275,7 @@ def first_mismatch(sparse, dense, n, ids, want_member):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]))
+    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
     >>> first_mismatch(sparse, dense, n, np.array([5, 3, 4]), True)
     2
     """
@@ -191,31 +290,27 @@ def keep_only(sparse, dense, n, ids):
     """Remove every member not in ``ids``; return the new n.
 
     Members found in ``ids`` are swapped to the front in batch order, so the
-    removed ones end up past the new n with ``sparse`` pointing at them,
-    exactly as swap-and-pop leaves them (rollback restores them). The caller
-    has rejected negative ids.
+    removed ones end up past the new n, exactly as swap-and-pop leaves them
+    (rollback restores them). The caller has rejected negative ids.
 
     Examples
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
     >>> n = keep_only(sparse, dense, n, np.array([4, 2, 6]))
     >>> dense[:n].tolist()
     [4, 2]
     """
     kept = 0
     for k in range(ids.shape[0]):
-        x = ids[k]
-        p = find(sparse, dense, n, x)
+        p = find(sparse, dense, n, ids[k])
         if p >= kept:
-            # Swap x into slot `kept`; positions below it are settled.
-            other = dense[np.uint32(kept)]
-            dense[np.uint32(kept)] = x
-            sparse[np.uint64(x)] = np.uint32(kept)
-            dense[np.uint64(p)] = other
-            sparse[np.uint64(other)] = np.uint32(p)
+            # Swap ids[k] into slot `kept`; positions below it are settled.
+            swap_members(sparse, dense, p, kept)
             kept += 1
+    for k in range(kept, n):
+        erase(sparse, dense[k])
     return kept
 
 
@@ -227,10 +322,9 @@ def sort(sparse, dense, n):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([5, 1, 3]))
+    >>> n, _ = add(sparse, dense, 0, np.array([5, 1, 3]), 0)
     >>> sort(sparse, dense, n); dense[:n].tolist()
     [1, 3, 5]
     """
     dense[:n].sort()
-    for k in range(n):
-        sparse[np.uint64(dense[k])] = np.uint32(k)
+    reindex(sparse, dense, 0, n)

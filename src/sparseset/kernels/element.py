@@ -2,12 +2,12 @@
 
 These are the one place where membership, insertion and removal are spelled
 out; every batch kernel loops over them, and the jit twins call them per
-element. They take plain arrays: ``sparse`` (uint32, length capacity, garbage
-where not a member), ``dense`` (members packed in ``dense[:n]``) and ``n``.
+element. They take ``sparse`` (the index, of any kind in :mod:`.kinds`:
+id -> candidate position, garbage where not a member), ``dense`` (members
+packed in ``dense[:n]``) and ``n``. Only ``dense`` proves membership.
 
-Index arithmetic is unsigned on purpose: ``np.uint64(x)`` maps a negative id
-to a huge value that fails the capacity test, and an unsigned index spares
-numba's negative-index wraparound on every random access.
+Index arithmetic is unsigned on purpose: an unsigned index spares numba's
+negative-index wraparound on every random access.
 
 They are compiled without NRT (``_nrt=False``): they never allocate, and an
 array passed to an NRT-enabled function is reference-counted on every call,
@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 from numba.extending import register_jitable
+
+from .kinds import erase, insert, lookup
 
 # Cached and NRT-free (see the module docstring); a dict because _nrt is a
 # numba option its type stubs don't list.
@@ -43,22 +45,22 @@ def find(sparse, dense, n, x):
     (0, -1)
     """
     found = np.int64(-1)
-    u = np.uint64(x)
-    if u < np.uint64(sparse.shape[0]):
-        p = sparse[u]
-        if p < np.uint32(n):
-            # A select, not a branch: whether dense agrees is a coin flip
-            # for mixed queries, and a mispredicted branch on a cache-missing
-            # load stops the CPU overlapping the next lookups' misses.
-            found = np.int64(p) if dense[p] == x else found
+    p = lookup(sparse, x)
+    if p < np.uint32(n):
+        # A select, not a branch: whether dense agrees is a coin flip for
+        # mixed queries, and a mispredicted branch on a cache-missing load
+        # stops the CPU overlapping the next lookups' misses.
+        found = np.int64(p) if dense[p] == np.int64(x) else found
     return found
 
 
 @njit(**NO_NRT)
 def push(sparse, dense, n, x):
-    """Append ``x``, which must be a non-member below capacity; return n + 1.
+    """Append ``x``, a non-member the index accepts; return n + 1.
 
-    The caller guarantees ``len(dense) > n``.
+    Returns ``n`` unchanged if the index needs to grow first (paged and
+    hash indexes allocate from pools). The caller guarantees
+    ``len(dense) > n``.
 
     Examples
     --------
@@ -67,8 +69,8 @@ def push(sparse, dense, n, x):
     >>> push(sparse, dense, 0, 7)
     1
     """
-    u = np.uint64(x)
-    sparse[u] = np.uint32(n)
+    if not insert(sparse, x, n):
+        return n
     dense[np.uint32(n)] = x
     return n + 1
 
@@ -77,9 +79,9 @@ def push(sparse, dense, n, x):
 def swap_remove(sparse, dense, n, p):
     """Remove the member at position ``p`` by swapping it with the last one.
 
-    The removed id lands at ``dense[n - 1]`` with ``sparse`` still pointing
-    at it, so restoring ``n`` later undoes the removal (backtracking).
-    Returns ``n - 1``.
+    The removed id lands at ``dense[n - 1]``; a flat or paged index still
+    points at it there, so restoring ``n`` undoes the removal, while a hash
+    index erases it (see ``reindex`` for undoing that). Returns ``n - 1``.
 
     Examples
     --------
@@ -97,9 +99,10 @@ def swap_remove(sparse, dense, n, p):
     removed = dense[pu]
     moved = dense[last]
     dense[pu] = moved
-    sparse[np.uint64(moved)] = pu
+    insert(sparse, moved, pu)
     dense[last] = removed
-    sparse[np.uint64(removed)] = last
+    insert(sparse, removed, last)
+    erase(sparse, removed)
     return n - 1
 
 
@@ -139,6 +142,6 @@ def swap_members(sparse, dense, p, q):
     a = dense[pu]
     b = dense[qu]
     dense[pu] = b
-    sparse[np.uint64(b)] = pu
+    insert(sparse, b, pu)
     dense[qu] = a
-    sparse[np.uint64(a)] = qu
+    insert(sparse, a, qu)

@@ -47,7 +47,7 @@ def pack_front(sparse, dense, n, start, ids, rows):
     >>> import numpy as np
     >>> from sparseset.kernels import add
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_front(sparse, dense, n, 0, np.array([4, 9, 2, 4]), (hp,))
     2
@@ -82,7 +82,7 @@ def pack_back(sparse, dense, n, end, ids, rows):
     >>> import numpy as np
     >>> from sparseset.kernels import add
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]))
+    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_back(sparse, dense, n, 3, np.array([1, 4, 1]), (hp,))
     2

@@ -1,0 +1,64 @@
+"""The flat index: one uint32 slot per id of ``[0, capacity)``.
+
+``sparse[x]`` is the dense position of member ``x`` and garbage elsewhere
+(membership is proven by ``dense``), so the array can start as ``np.empty``.
+Fastest of the three kinds, and the default; it costs 4 bytes per id of the
+whole space, members or not, so it suits ids below a few hundred million.
+
+These are the flat versions of the operations :mod:`.kinds` dispatches on;
+call them through it.
+"""
+
+import numpy as np
+from numba.extending import register_jitable
+
+#: Ids the flat index can take: [0, LIMIT).
+LIMIT = 2**31
+#: What ``lookup`` answers for an id with no slot: past every position.
+NOWHERE = np.uint32(0xFFFFFFFF)
+
+
+@register_jitable
+def lookup(index, x):
+    """The position slot of ``x`` (garbage for a non-member), or NOWHERE."""
+    u = np.uint64(np.int64(x))
+    return index[u] if u < np.uint64(index.shape[0]) else NOWHERE
+
+
+@register_jitable
+def accepts(index, x):
+    """Whether ``x`` fits below capacity, so ``insert`` may store it."""
+    return np.uint64(np.int64(x)) < np.uint64(index.shape[0])
+
+
+@register_jitable
+def in_range(index, x):
+    """Whether ``x`` is in the flat range [0, 2**31), whatever the capacity."""
+    return np.uint64(np.int64(x)) < np.uint64(LIMIT)
+
+
+@register_jitable
+def insert(index, x, p):
+    """Store position ``p`` for an id the index accepts; always succeeds."""
+    index[np.uint64(np.int64(x))] = np.uint32(p)
+    return True
+
+
+@register_jitable
+def erase(index, x):
+    """Nothing to do: a stale slot is garbage, and garbage is allowed."""
+
+
+@register_jitable
+def grow(index, dense, n, members, top):
+    """A copy with room for ids up to ``top`` (members need no room here)."""
+    length = min(max(top + 1, 2 * index.shape[0], 16), LIMIT)
+    out = np.empty(max(length, index.shape[0]), index.dtype)
+    out[: index.shape[0]] = index
+    return out
+
+
+@register_jitable
+def row_limit(index):
+    """Most members the set can hold: one per id of the space."""
+    return index.shape[0]

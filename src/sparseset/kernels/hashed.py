@@ -1,0 +1,203 @@
+"""The hash index: open addressing from id to position, for ids in [0, 2**63).
+
+One table of ``(key, position)`` pairs, so a probe reads one cache line;
+linear probing from a seeded 64-bit mix of the id (murmur3's finaliser),
+so ids colliding modulo the table size, strided or sequential ids spread
+evenly, and the seed keeps a crafted key set from colliding on purpose.
+Deletion shifts later entries of the probe run back (no tombstones), so
+churn never degrades lookups. Memory follows the members: 16 bytes a slot,
+at most MAX_LOAD full.
+
+As for the other kinds, a found position is only a candidate: the set
+checks ``dense`` before trusting it, so entries left behind by ``clear``
+or an undone batch are harmless garbage until the next rebuild drops them.
+
+These are the hash versions of the operations :mod:`.kinds` dispatches on;
+call them through it.
+"""
+
+import os
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba.extending import overload, register_jitable
+
+#: Ids the hash index can take: [0, LIMIT).
+LIMIT = 2**63
+#: A key slot holding this is free (ids are never negative).
+EMPTY = -1
+#: The table grows past this fill: used * LOAD_DEN > slots * LOAD_NUM.
+LOAD_NUM = 1
+LOAD_DEN = 2
+MIN_SLOTS = 16
+
+
+class HashIndex(NamedTuple):
+    """The arrays of a hash index (see the module docstring)."""
+
+    table: np.ndarray  # int64 (slots, 2): key (EMPTY if free), position
+    meta: np.ndarray  # int64 [slots in use, seed]
+
+
+@register_jitable
+def slots_for(members: int) -> int:
+    """The smallest power-of-two table that holds ``members`` within the load.
+
+    Examples
+    --------
+    >>> slots_for(0), slots_for(8), slots_for(9), slots_for(1_000_000)
+    (16, 16, 32, 2097152)
+    """
+    slots = MIN_SLOTS
+    while members * LOAD_DEN > slots * LOAD_NUM:
+        slots *= 2
+    return slots
+
+
+def empty(members: int = 0, seed: int | None = None) -> HashIndex:
+    """A hash index with room for ``members`` ids before it grows.
+
+    The seed is random unless given, so no fixed key set collides in every
+    process.
+
+    Examples
+    --------
+    >>> ix = empty(100, seed=7); ix.table.shape, ix.meta.tolist()
+    ((256, 2), [0, 7])
+    """
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little") >> 1
+    table = np.full((slots_for(members), 2), EMPTY, np.int64)
+    return HashIndex(table, np.array([0, seed], np.int64))
+
+
+_M64 = (1 << 64) - 1
+_MIX_1 = 0xFF51AFD7ED558CCD
+_MIX_2 = 0xC4CEB9FE1A85EC53
+
+
+def mix(x: Any, seed: Any) -> np.uint64:
+    """murmur3's 64-bit finaliser of ``x ^ seed``: every bit affects every bit.
+
+    Plain Python here (exact integers, no overflow warnings); compiled code
+    gets the wrapping uint64 version below.
+
+    Examples
+    --------
+    >>> int(mix(0, 0)), int(mix(1, 0)) == int(mix(0, 1))
+    (0, True)
+    """
+    z = (int(x) ^ int(seed)) & _M64
+    z = ((z ^ (z >> 33)) * _MIX_1) & _M64
+    z = ((z ^ (z >> 33)) * _MIX_2) & _M64
+    return np.uint64(z ^ (z >> 33))
+
+
+@overload(mix, jit_options={"_nrt": False})
+def _mix(x, seed):  # type: ignore[no-untyped-def]
+    def impl(x, seed):  # type: ignore[no-untyped-def]
+        z = np.uint64(x) ^ np.uint64(seed)
+        z = (z ^ (z >> np.uint64(33))) * np.uint64(_MIX_1)
+        z = (z ^ (z >> np.uint64(33))) * np.uint64(_MIX_2)
+        return z ^ (z >> np.uint64(33))
+
+    return impl
+
+
+@register_jitable
+def _slot_of(table, seed, key):
+    """The slot holding ``key``, or the free slot ending its probe run."""
+    mask = np.uint64(table.shape[0] - 1)
+    h = mix(key, seed) & mask
+    while True:
+        k = table[h, 0]
+        if k == key or k == EMPTY:  # noqa: SIM109  (two compares, no tuple)
+            return h
+        h = (h + np.uint64(1)) & mask
+
+
+@register_jitable
+def lookup(index, x):
+    """The position stored for ``x`` (maybe stale), or NOWHERE."""
+    key = np.int64(x)
+    if key < 0:
+        return np.uint32(0xFFFFFFFF)
+    table = index.table
+    h = _slot_of(table, index.meta[1], key)
+    return np.uint32(table[h, 1]) if table[h, 0] == key else np.uint32(0xFFFFFFFF)
+
+
+@register_jitable
+def accepts(index, x):
+    """Whether ``x`` is in [0, 2**63) (a uint64 past it reads as negative)."""
+    return np.int64(x) >= 0
+
+
+@register_jitable
+def in_range(index, x):
+    """Whether ``x`` is in the hash range [0, 2**63)."""
+    return accepts(index, x)
+
+
+@register_jitable
+def insert(index, x, p):
+    """Store position ``p`` for ``x``; False if a new key would overfill the
+    table (nothing changed: call again after ``grow``)."""
+    key = np.int64(x)
+    table = index.table
+    h = _slot_of(table, index.meta[1], key)
+    if table[h, 0] == EMPTY:
+        if (index.meta[0] + 1) * LOAD_DEN > table.shape[0] * LOAD_NUM:
+            return False
+        table[h, 0] = key
+        index.meta[0] += 1
+    table[h, 1] = p
+    return True
+
+
+@register_jitable
+def erase(index, x):
+    """Remove ``x``'s entry, shifting the rest of its probe run back."""
+    key = np.int64(x)
+    table = index.table
+    seed = index.meta[1]
+    mask = np.uint64(table.shape[0] - 1)
+    hole = _slot_of(table, seed, key)
+    if table[hole, 0] == EMPTY:
+        return
+    j = hole
+    while True:
+        j = (j + np.uint64(1)) & mask
+        k = table[j, 0]
+        if k == EMPTY:
+            break
+        home = mix(k, seed) & mask
+        # The entry at j may move back to the hole unless its home lies
+        # cyclically after the hole: then the hole is not on its probe path.
+        if ((j - home) & mask) >= ((j - hole) & mask):
+            table[hole, 0] = k
+            table[hole, 1] = table[j, 1]
+            hole = j
+    table[hole, 0] = EMPTY
+    index.meta[0] -= 1
+
+
+@register_jitable
+def grow(index, dense, n, members, top):
+    """A rebuilt table for ``max(members, n + 1)`` ids, holding ``dense[:n]``.
+
+    Rebuilding from ``dense`` drops stale entries, so a table full of
+    garbage can come back the same size.
+    """
+    table = np.full((slots_for(max(members, n + 1)), 2), EMPTY, np.int64)
+    out = HashIndex(table, index.meta.copy())
+    out.meta[0] = 0
+    for k in range(n):
+        insert(out, dense[k], k)
+    return out
+
+
+@register_jitable
+def row_limit(index):
+    """Most members a set can hold: positions are uint32, 0xFFFFFFFF is NOWHERE."""
+    return 0xFFFFFFFF

@@ -1,0 +1,196 @@
+"""The index operations every kernel uses, dispatched on the index's type.
+
+An index maps an id to its position in ``dense``. Three kinds exist, one
+module each: :mod:`.flat` (a plain uint32 array), :mod:`.paged`
+(:class:`~.paged.PagedIndex`) and :mod:`.hashed` (:class:`~.hashed.HashIndex`).
+The functions here are numba overloads: a kernel calls ``lookup(index, x)``
+and numba compiles that kernel once per index type with the right kind's
+code inlined, so every set operation is written once for all kinds.
+
+Called from plain Python (doctests, or with ``NUMBA_DISABLE_JIT=1``) they
+dispatch on the Python type instead.
+
+``lookup`` answers a *candidate* position (or NOWHERE): a slot may hold
+garbage for a non-member, and only ``dense`` proves membership. ``insert``
+returns False when the index needs to ``grow`` first; ``erase`` reclaims an
+id's slot where the kind can (hash), and may do nothing (flat, paged).
+"""
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from . import flat, hashed, paged
+from .hashed import HashIndex
+from .paged import PagedIndex
+
+#: Past every position: ``lookup``'s answer for an id with no slot.
+NOWHERE = flat.NOWHERE
+#: No NRT: these run inside tight loops (see :mod:`.element`).
+_ELEMENT_OPTIONS = {"_nrt": False}
+
+
+def kind_of(index: Any) -> ModuleType:
+    """The module implementing ``index``'s kind (Python-side dispatch).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kind_of(np.empty(4, np.uint32)).__name__
+    'sparseset.kernels.flat'
+    """
+    if isinstance(index, PagedIndex):
+        return paged
+    if isinstance(index, HashIndex):
+        return hashed
+    if isinstance(index, np.ndarray):
+        return flat
+    raise TypeError(f"not a sparse index: {type(index).__name__}")
+
+
+def _kind_of_type(index: types.Type) -> ModuleType | None:
+    """The module implementing a numba type's kind, None if not an index."""
+    if isinstance(index, types.Array):
+        return flat
+    cls = getattr(index, "instance_class", None)
+    if cls is PagedIndex:
+        return paged
+    if cls is HashIndex:
+        return hashed
+    return None
+
+
+def _implementation(index: types.Type, name: str) -> Any:
+    kind = _kind_of_type(index)
+    return None if kind is None else getattr(kind, name)
+
+
+def lookup(index: Any, x: Any) -> Any:
+    """Candidate position of ``x`` in dense, or NOWHERE.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.zeros(4, np.uint32)
+    >>> int(lookup(sparse, 2)), bool(lookup(sparse, 9) == NOWHERE)
+    (0, True)
+    """
+    return kind_of(index).lookup(index, x)
+
+
+def accepts(index: Any, x: Any) -> Any:
+    """Whether ``insert`` may store ``x`` (in range; for flat, below capacity).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(accepts(np.empty(4, np.uint32), 3)), bool(accepts(paged.empty(), 2**48))
+    (True, False)
+    """
+    return kind_of(index).accepts(index, x)
+
+
+def in_range(index: Any, x: Any) -> Any:
+    """Whether ``x`` is in the id range of ``index``'s kind (flat: 2**31).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bool(in_range(np.empty(4, np.uint32), 3_000))
+    True
+    >>> bool(in_range(hashed.empty(), -1))
+    False
+    """
+    return kind_of(index).in_range(index, x)
+
+
+def insert(index: Any, x: Any, p: Any) -> Any:
+    """Store position ``p`` for an accepted ``x``; False if the index must
+    ``grow`` first (nothing is lost: insert again after growing).
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1)
+    >>> insert(ix, 2**62, 0), int(lookup(ix, 2**62))
+    (True, 0)
+    """
+    return kind_of(index).insert(index, x, p)
+
+
+def erase(index: Any, x: Any) -> None:
+    """Forget ``x``'s slot where the kind can; other ids keep theirs.
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); insert(ix, 5, 0)
+    True
+    >>> erase(ix, 5); bool(lookup(ix, 5) == NOWHERE)
+    True
+    """
+    kind_of(index).erase(index, x)
+
+
+def grow(index: Any, dense: Any, n: Any, members: Any, top: Any) -> Any:
+    """A grown copy of the index, keeping the positions of ``dense[:n]``.
+
+    ``members`` is how many ids it must hold (hash), ``top`` the largest
+    id it must take (flat); paged doubles whichever pool is short. It
+    allocates, so only NRT-enabled code calls it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> grow(np.empty(4, np.uint32), np.empty(0, np.int32), 0, 0, 99).shape
+    (100,)
+    """
+    return kind_of(index).grow(index, dense, n, members, top)
+
+
+def row_limit(index: Any) -> Any:
+    """The most members a set on this index can hold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> row_limit(np.empty(10, np.uint32))
+    10
+    """
+    return kind_of(index).row_limit(index)
+
+
+@overload(lookup, jit_options=_ELEMENT_OPTIONS)
+def _lookup(index, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "lookup")
+
+
+@overload(accepts, jit_options=_ELEMENT_OPTIONS)
+def _accepts(index, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "accepts")
+
+
+@overload(in_range, jit_options=_ELEMENT_OPTIONS)
+def _in_range(index, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "in_range")
+
+
+@overload(insert, jit_options=_ELEMENT_OPTIONS)
+def _insert(index, x, p):  # type: ignore[no-untyped-def]
+    return _implementation(index, "insert")
+
+
+@overload(erase, jit_options=_ELEMENT_OPTIONS)
+def _erase(index, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "erase")
+
+
+@overload(grow)
+def _grow(index, dense, n, members, top):  # type: ignore[no-untyped-def]
+    return _implementation(index, "grow")
+
+
+@overload(row_limit, jit_options=_ELEMENT_OPTIONS)
+def _row_limit(index):  # type: ignore[no-untyped-def]
+    return _implementation(index, "row_limit")

@@ -1,0 +1,159 @@
+"""The paged index: fixed-size pages of positions, allocated on first touch.
+
+An id's upper bits choose a page through a three-level radix directory and
+its low 12 bits a slot in that page, so memory follows the pages in use
+(4096 ids, 16 KiB a page) instead of the whole id space, as EnTT and
+Shipyard do. Ids live in ``[0, 2**48)``.
+
+Two reserved rows make lookups branch-free: directory node 0 is all zeros
+(so a missing child leads to node 0, then to page 0) and page 0 is never
+written (its garbage is disproved by ``dense``, like any stale slot). Node 1
+is the root. ``used`` counts the directory nodes and pages handed out; the
+pools have spare rows, and ``insert`` reports when they run out so the
+caller can ``grow`` them (kernels cannot allocate mid-loop without NRT).
+
+These are the paged versions of the operations :mod:`.kinds` dispatches on;
+call them through it.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba.extending import register_jitable
+
+#: Ids the paged index can take: [0, LIMIT).
+LIMIT = 2**48
+#: Bits of an id that pick its slot within a page, and of each directory level.
+PAGE_BITS = 12
+PAGE_SIZE = 1 << PAGE_BITS
+#: Rows every paged index starts with: the null node and the root; the null page.
+FIRST_NODE = 2
+FIRST_PAGE = 1
+
+
+class PagedIndex(NamedTuple):
+    """The arrays of a paged index (see the module docstring)."""
+
+    directory: np.ndarray  # uint32 (nodes, PAGE_SIZE): child node or page
+    pages: np.ndarray  # uint32 (pages, PAGE_SIZE): dense positions
+    used: np.ndarray  # int64 [nodes in use, pages in use]
+
+
+def empty(pages: int = 0) -> PagedIndex:
+    """A paged index with room for ``pages`` pages before it grows.
+
+    Examples
+    --------
+    >>> ix = empty(); ix.directory.shape, ix.pages.shape, ix.used.tolist()
+    ((4, 4096), (2, 4096), [2, 1])
+    """
+    directory = np.zeros((FIRST_NODE + 2, PAGE_SIZE), np.uint32)
+    page_rows = FIRST_PAGE + max(pages, 1)
+    return PagedIndex(
+        directory,
+        np.empty((page_rows, PAGE_SIZE), np.uint32),
+        np.array([FIRST_NODE, FIRST_PAGE], np.int64),
+    )
+
+
+@register_jitable
+def _split(u):
+    mask = np.uint64(PAGE_SIZE - 1)
+    return (
+        u >> np.uint64(3 * PAGE_BITS),
+        (u >> np.uint64(2 * PAGE_BITS)) & mask,
+        (u >> np.uint64(PAGE_BITS)) & mask,
+        u & mask,
+    )
+
+
+@register_jitable
+def lookup(index, x):
+    """The position slot of ``x`` (garbage for a non-member), or NOWHERE."""
+    u = np.uint64(np.int64(x))
+    if u >= np.uint64(LIMIT):
+        return np.uint32(0xFFFFFFFF)
+    top, middle, bottom, slot = _split(u)
+    d = index.directory
+    node = d[np.uint32(1), top]
+    node = d[node, middle]
+    page = d[node, bottom]
+    return index.pages[page, slot]
+
+
+@register_jitable
+def accepts(index, x):
+    """Whether ``x`` is in the paged range, so ``insert`` may store it."""
+    return np.uint64(np.int64(x)) < np.uint64(LIMIT)
+
+
+@register_jitable
+def _child(index, node, entry, is_page):
+    """The child at ``directory[node, entry]``, made if missing; 0 if no room."""
+    d = index.directory
+    child = d[node, entry]
+    if child != 0:
+        return child
+    if is_page:
+        if index.used[1] == index.pages.shape[0]:
+            return np.uint32(0)
+        child = np.uint32(index.used[1])
+        index.used[1] += 1
+    else:
+        if index.used[0] == d.shape[0]:
+            return np.uint32(0)
+        child = np.uint32(index.used[0])
+        index.used[0] += 1
+        for j in range(PAGE_SIZE):
+            d[child, j] = 0
+    d[node, entry] = child
+    return child
+
+
+@register_jitable
+def in_range(index, x):
+    """Whether ``x`` is in the paged range [0, 2**48)."""
+    return accepts(index, x)
+
+
+@register_jitable
+def insert(index, x, p):
+    """Store position ``p`` for ``x``; False if a page or node is needed and
+    the pools are full (nothing is lost: call again after ``grow``)."""
+    top, middle, bottom, slot = _split(np.uint64(np.int64(x)))
+    node = _child(index, np.uint32(1), top, False)
+    if node == 0:
+        return False
+    node = _child(index, node, middle, False)
+    if node == 0:
+        return False
+    page = _child(index, node, bottom, True)
+    if page == 0:
+        return False
+    index.pages[page, slot] = np.uint32(p)
+    return True
+
+
+@register_jitable
+def erase(index, x):
+    """Nothing to do: a stale slot is garbage; pages stay once touched."""
+
+
+@register_jitable
+def grow(index, dense, n, members, top):
+    """A copy whose pools have room for at least one more id's page."""
+    directory = index.directory
+    if index.used[0] + 2 > directory.shape[0]:
+        directory = np.empty((2 * directory.shape[0], PAGE_SIZE), np.uint32)
+        directory[: index.directory.shape[0]] = index.directory
+    pages = index.pages
+    if index.used[1] + 1 > pages.shape[0]:
+        pages = np.empty((2 * pages.shape[0], PAGE_SIZE), np.uint32)
+        pages[: index.pages.shape[0]] = index.pages
+    return PagedIndex(directory, pages, index.used.copy())
+
+
+@register_jitable
+def row_limit(index):
+    """Most members a set can hold: positions are uint32, 0xFFFFFFFF is NOWHERE."""
+    return 0xFFFFFFFF
