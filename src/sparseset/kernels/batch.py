@@ -13,7 +13,6 @@ from numba import literal_unroll, njit, prange
 from .element import NO_NRT, find, push, swap_members, swap_remove
 from .kinds import accepts, erase, grow, insert
 
-
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
 CHUNK = 1 << 13
