@@ -1,5 +1,9 @@
 """Stateful test: SparseSet driven against a Python ``set`` model.
 
+The machine runs once per index kind (flat, paged, hash): same rules, same
+model, same invariants. On paged and hash sets it also adds ids far past
+the flat range (page directories several levels deep, 64-bit hash keys).
+
 The model keeps the members (a ``set``) and the dense order where DESIGN
 promises one (append on add, sequential swap-and-pop on discard/remove); after
 operations whose order is not promised (keep_only, rollback, in-place algebra,
@@ -28,16 +32,24 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from reference import INT_DTYPES
-from sparseset import SparseSet
+from sparseset import SparseSet, kernels
+from sparseset.index_kinds import KINDS
 
 LAYOUTS = ["list", "tuple", "array", "strided", "reversed", "readonly", "scalar"]
 SMALL = 200
 LARGE = 5_000
 UNIVERSE = np.arange(0, SMALL + 56, dtype=np.int64)
 OUT_OF_RANGE = [10**6, 2**31 - 1, 2**31, 2**40, 2**63 - 1]
+#: Ids past the flat range, for the kinds that take them (each kind keeps
+#: the ones below its limit): page directory edges, hash keys near 2**63.
+WIDE = [2**31, 2**31 + 4_095, 2**36 + 7, 2**40 - 1, 2**47 + 2**24, 2**48 - 1]
+WIDE += [2**48, 2**62 + 1, 2**63 - 2, 2**63 - 1]
+#: The first id past each kind's range (add must raise, queries say absent).
+PAST_RANGE = {name: kind.limit for name, kind in KINDS.items()}
 
 small_id = st.integers(0, SMALL)
 any_id = st.one_of(small_id, small_id, small_id, st.integers(0, LARGE))
@@ -101,9 +113,11 @@ class Token:
 
 
 class SparseSetMachine(RuleBasedStateMachine):
-    def __init__(self):
+    def __init__(self, kind="flat"):
         super().__init__()
-        self.s = SparseSet()
+        self.kind = kind
+        self.wide = [x for x in WIDE if x < KINDS[kind].limit and x >= 2**31]
+        self.s = SparseSet(index=kind)
         self.model = set()
         self.order = []
         self.tokens = []
@@ -140,7 +154,8 @@ class SparseSetMachine(RuleBasedStateMachine):
         values=id_lists,
     )
     def start(self, capacity, values):
-        self.s = SparseSet(capacity=capacity)
+        self.s = SparseSet(capacity=capacity, index=self.kind)
+        assert self.s.kind == self.kind
         assert self.s.add(values) == len(set(values))
         self.order = list(dict.fromkeys(values))
         self.model = set(values)
@@ -158,6 +173,36 @@ class SparseSetMachine(RuleBasedStateMachine):
             self._kill_tokens()
         else:
             self._blur_tokens()
+
+    @precondition(lambda self: self.wide)
+    @rule(data=st.data(), values=id_lists)
+    def add_wide(self, data, values):
+        wide = data.draw(st.lists(st.sampled_from(self.wide), min_size=1, max_size=4))
+        batch = data.draw(st.permutations(values + wide))
+        dtype = np.uint64 if max(batch) >= 2**63 else np.int64
+        new = [x for x in dict.fromkeys(batch) if x not in self.model]
+        assert self.s.add(np.array(batch, dtype=dtype)) == len(new)
+        self.order.extend(new)
+        self.model.update(new)
+        self.ever_added.update(batch)
+        if new:
+            self._kill_tokens()
+        else:
+            self._blur_tokens()
+
+    @rule(values=id_lists, layout=st.sampled_from(["list", "array"]))
+    def add_past_range(self, values, layout):
+        past = PAST_RANGE[self.kind]
+        batch = [*values, past, *values]
+        arg = np.array(batch, dtype=np.uint64) if layout == "array" else batch
+        before = list(self.order)
+        with pytest.raises(ValueError, match=str(past)) as info:
+            self.s.add(arg)
+        message = str(info.value)
+        assert self.kind in message
+        if self.kind != "hash":
+            assert "index=" in message  # suggests the kind that takes it
+        self._assert_exactly(before)
 
     @rule(values=id_lists, dtype=dtypes, layout=layouts)
     def discard(self, values, dtype, layout):
@@ -324,7 +369,9 @@ class SparseSetMachine(RuleBasedStateMachine):
         form=st.sampled_from(["sparseset", "set", "array", "list"]),
     )
     def algebra(self, values, capacity, form):
-        t = SparseSet.from_ids(values, capacity=capacity)
+        # Half the time the other set is of another kind.
+        other_kind = self.kind if capacity in (0, 300) else "flat"
+        t = SparseSet.from_ids(values, capacity=capacity, index=other_kind)
         other = set(values)
         if form == "sparseset":
             b = t
@@ -351,6 +398,7 @@ class SparseSetMachine(RuleBasedStateMachine):
         assert s.issuperset(b) == (m >= other)
         assert s.isdisjoint(b) == m.isdisjoint(other)
         assert set(t.ids.tolist()) == other
+        assert s.copy().kind == s.union(b).kind == self.kind
         self._assert_exactly(self.order)
 
     @rule(
@@ -360,7 +408,7 @@ class SparseSetMachine(RuleBasedStateMachine):
     )
     def in_place_algebra(self, values, op, use_sparseset):
         other = set(values)
-        b = SparseSet.from_ids(values) if use_sparseset else other
+        b = SparseSet.from_ids(values, index=self.kind) if use_sparseset else other
         s = self.s
         if op == "|=":
             s |= b
@@ -446,5 +494,30 @@ class SparseSetMachine(RuleBasedStateMachine):
         assert (idx[~want] == -1).all()
         np.testing.assert_array_equal(ids[idx[want]], probe[want])
 
+    @invariant()
+    def index_holds_the_members(self):
+        index = self.s._arrays.sparse
+        if self.kind == "hash":
+            table, used = index.table, int(index.meta[0])
+            keys = table[table[:, 0] >= 0, 0]
+            # No tombstones: every used slot is a key, each key once.
+            assert keys.shape[0] == used
+            assert np.unique(keys).shape[0] == used
+            assert used * 2 <= table.shape[0]  # never past the load limit
+            assert set(self.model) <= set(keys.tolist())
+        if self.kind == "paged":
+            nodes, pages = (int(x) for x in index.used)
+            assert 2 <= nodes <= kernels.paged.rows(index.directory)
+            assert 1 <= pages <= kernels.paged.rows(index.pages)
+            # the null node stays empty
+            assert not index.directory[: kernels.paged.PAGE_SIZE].any()
+        assert self.s.nbytes >= sum(
+            array.nbytes for array in (index if isinstance(index, tuple) else [index])
+        )
+        for k, x in enumerate(self.order[:5]):
+            assert int(kernels.kinds.lookup(index, x)) == k
 
-TestSparseSet = SparseSetMachine.TestCase
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_sparse_set_machine(kind):
+    run_state_machine_as_test(lambda: SparseSetMachine(kind))

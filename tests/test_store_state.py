@@ -10,6 +10,8 @@ swap-and-pop. After every step the columns must line up with ``ids`` row
 for row.
 
 ``MapMachine`` drives ``SparseMap("i8")`` against a plain ``dict``.
+
+Both run once per index kind (flat, paged, hash).
 """
 
 import numpy as np
@@ -20,9 +22,11 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
 
 from sparseset import ComponentStore, SparseMap, UnknownColumnError
+from sparseset.index_kinds import KINDS
 
 SMALL = 64
 LARGE = 3_000
@@ -60,9 +64,11 @@ def as_input(values, layout):
 
 
 class StoreMachine(RuleBasedStateMachine):
-    def __init__(self):
+    def __init__(self, kind="flat"):
         super().__init__()
-        self.store = ComponentStore({"pos": ("f8", 2), "hp": "i4"})
+        self.store = ComponentStore({"pos": ("f8", 2), "hp": "i4"}, index=kind)
+        self.limit = KINDS[kind].limit  # the first id the store cannot take
+        assert self.store.kind == kind
         self.model = {}  # id -> {"pos": (x, y), "hp": int}
         self.order = []  # the dense order DESIGN promises
         self.serial = 0  # makes every value written unique
@@ -268,7 +274,7 @@ class StoreMachine(RuleBasedStateMachine):
             "string": (TypeError, lambda: self.store.add(ids, pos="x")),
             "float-ids": (TypeError, lambda: self.store.add([*ids, 0.5])),
             "negative": (ValueError, lambda: self.store.add([*ids, -1])),
-            "big": (ValueError, lambda: self.store.add([*ids, 2**31], hp=0)),
+            "big": (ValueError, lambda: self.store.add([*ids, self.limit], hp=0)),
         }
         exc, call = calls[bad]
         with pytest.raises(exc):
@@ -316,9 +322,9 @@ class StoreMachine(RuleBasedStateMachine):
 
 
 class MapMachine(RuleBasedStateMachine):
-    def __init__(self):
+    def __init__(self, kind="flat"):
         super().__init__()
-        self.m = SparseMap("i8")
+        self.m = SparseMap("i8", index=kind)
         self.model = {}
 
     @rule(key=any_id, value=st.integers(-(2**40), 2**40))
@@ -411,5 +417,11 @@ class MapMachine(RuleBasedStateMachine):
         assert dict(pairs) == self.model
 
 
-TestStoreMachine = StoreMachine.TestCase
-TestMapMachine = MapMachine.TestCase
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_store_machine(kind):
+    run_state_machine_as_test(lambda: StoreMachine(kind))
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_map_machine(kind):
+    run_state_machine_as_test(lambda: MapMachine(kind))

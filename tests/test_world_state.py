@@ -30,6 +30,7 @@ from hypothesis.stateful import (
 )
 
 from sparseset import DeadHandleError, World
+from sparseset.index_kinds import KINDS
 
 COMPONENTS = ("pos", "vel", "frozen")
 VALUED = ("pos", "vel")
@@ -38,9 +39,10 @@ pytestmark = pytest.mark.filterwarnings("error")
 
 
 class WorldMachine(RuleBasedStateMachine):
-    def __init__(self):
+    def __init__(self, kind="flat"):
         super().__init__()
-        self.world = World()
+        self.kind = kind
+        self.world = World(index=kind)
         self.world.register("pos", "f8", shape=(2,))
         self.world.register("vel", "f8", shape=(2,))
         self.world.register("frozen")
@@ -235,6 +237,8 @@ class WorldMachine(RuleBasedStateMachine):
         before = self.snapshot()
         self.world = world
         assert self.snapshot() == before
+        assert world.kind == self.kind
+        assert all(world[name].kind == self.kind for name in COMPONENTS)
         if self.group is not None:
             assert len(world.groups) == 1
             self.group = world.group("pos", "vel")
@@ -280,7 +284,8 @@ class WorldMachine(RuleBasedStateMachine):
         assert not self.dead & set(self.model)
 
 
-def test_world_state_machine(tmp_path):
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_world_state_machine(tmp_path, kind):
     # Save/load round trips write here; one file, overwritten each time.
     WorldMachine.tmp_dir = tmp_path
-    run_state_machine_as_test(WorldMachine)
+    run_state_machine_as_test(lambda: WorldMachine(kind))

@@ -170,7 +170,7 @@ def index_nbytes(index: Any) -> int:
     Examples
     --------
     >>> index_nbytes(np.empty(10, np.uint32)), index_nbytes(hashed.empty(8))
-    (40, 272)
+    (40, 280)
     """
     if isinstance(index, tuple):
         return sum(int(array.nbytes) for array in index)

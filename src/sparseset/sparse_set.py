@@ -250,9 +250,14 @@ class SparseSet(MutableSet):
             if capacity > kind.capacity(a.sparse, a.dense):
                 self._grow_index(capacity, 0)
         else:
-            pages = -(-capacity // kernels.paged.PAGE_SIZE)
-            while a.sparse.pages.shape[0] < kernels.paged.FIRST_PAGE + pages:
-                self._grow_index(capacity, 0)
+            paged = kernels.paged
+            rows = paged.FIRST_PAGE + -(-capacity // paged.PAGE_SIZE)
+            pages = a.sparse.pages
+            if paged.rows(pages) < rows:
+                room = np.empty(rows * paged.PAGE_SIZE, pages.dtype)
+                room[: pages.shape[0]] = pages
+                a.sparse = a.sparse._replace(pages=room)
+                a.epoch += 1
         self._grow_dense(capacity)
 
     def _grow_index(self, members: int, top: int, n: int | None = None) -> None:

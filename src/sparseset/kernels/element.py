@@ -44,8 +44,22 @@ def find(sparse, dense, n, x):
     >>> int(find(sparse, dense, n, 5)), int(find(sparse, dense, n, 3))
     (0, -1)
     """
+    return confirm(dense, n, lookup(sparse, x), x)
+
+
+@njit(**NO_NRT)
+def confirm(dense, n, p, x):
+    """``p`` if ``dense`` proves that ``x`` is the member at candidate
+    position ``p`` (from the index's ``lookup``), else -1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dense = np.array([4, 9, 7], np.int64)
+    >>> int(confirm(dense, 2, np.uint32(1), 9)), int(confirm(dense, 2, np.uint32(2), 7))
+    (1, -1)
+    """
     found = np.int64(-1)
-    p = lookup(sparse, x)
     if p < np.uint32(n):
         # A select, not a branch: whether dense agrees is a coin flip for
         # mixed queries, and a mispredicted branch on a cache-missing load

@@ -34,8 +34,10 @@ FIRST_PAGE = 1
 class PagedIndex(NamedTuple):
     """The arrays of a paged index (see the module docstring)."""
 
-    directory: np.ndarray  # uint32 (nodes, PAGE_SIZE): child node or page
-    pages: np.ndarray  # uint32 (pages, PAGE_SIZE): dense positions
+    # Flat pools of PAGE_SIZE-entry rows, indexed ``row << PAGE_BITS | entry``
+    # (a shift, where a 2-D array's runtime stride costs a multiply).
+    directory: np.ndarray  # uint32 (nodes * PAGE_SIZE): child node or page
+    pages: np.ndarray  # uint32 (pages * PAGE_SIZE): dense positions
     used: np.ndarray  # int64 [nodes in use, pages in use]
 
 
@@ -44,16 +46,27 @@ def empty(pages: int = 0) -> PagedIndex:
 
     Examples
     --------
-    >>> ix = empty(); ix.directory.shape, ix.pages.shape, ix.used.tolist()
-    ((4, 4096), (2, 4096), [2, 1])
+    >>> ix = empty(); rows(ix.directory), rows(ix.pages), ix.used.tolist()
+    (4, 2, [2, 1])
     """
-    directory = np.zeros((FIRST_NODE + 2, PAGE_SIZE), np.uint32)
+    directory = np.zeros((FIRST_NODE + 2) * PAGE_SIZE, np.uint32)
     page_rows = FIRST_PAGE + max(pages, 1)
     return PagedIndex(
         directory,
-        np.empty((page_rows, PAGE_SIZE), np.uint32),
+        np.empty(page_rows * PAGE_SIZE, np.uint32),
         np.array([FIRST_NODE, FIRST_PAGE], np.int64),
     )
+
+
+@register_jitable
+def rows(pool):
+    """How many PAGE_SIZE-entry rows a pool has."""
+    return pool.shape[0] >> PAGE_BITS
+
+
+@register_jitable
+def _at(row, entry):
+    return (np.uint64(row) << np.uint64(PAGE_BITS)) | entry
 
 
 @register_jitable
@@ -75,10 +88,10 @@ def lookup(index, x):
         return np.uint32(0xFFFFFFFF)
     top, middle, bottom, slot = _split(u)
     d = index.directory
-    node = d[np.uint32(1), top]
-    node = d[node, middle]
-    page = d[node, bottom]
-    return index.pages[page, slot]
+    node = d[_at(1, top)]
+    node = d[_at(node, middle)]
+    page = d[_at(node, bottom)]
+    return index.pages[_at(page, slot)]
 
 
 @register_jitable
@@ -91,22 +104,22 @@ def accepts(index, x):
 def _child(index, node, entry, is_page):
     """The child at ``directory[node, entry]``, made if missing; 0 if no room."""
     d = index.directory
-    child = d[node, entry]
+    child = d[_at(node, entry)]
     if child != 0:
         return child
     if is_page:
-        if index.used[1] == index.pages.shape[0]:
+        if index.used[1] == rows(index.pages):
             return np.uint32(0)
         child = np.uint32(index.used[1])
         index.used[1] += 1
     else:
-        if index.used[0] == d.shape[0]:
+        if index.used[0] == rows(d):
             return np.uint32(0)
         child = np.uint32(index.used[0])
         index.used[0] += 1
         for j in range(PAGE_SIZE):
-            d[child, j] = 0
-    d[node, entry] = child
+            d[_at(child, j)] = 0
+    d[_at(node, entry)] = child
     return child
 
 
@@ -130,7 +143,7 @@ def insert(index, x, p):
     page = _child(index, node, bottom, True)
     if page == 0:
         return False
-    index.pages[page, slot] = np.uint32(p)
+    index.pages[_at(page, slot)] = np.uint32(p)
     return True
 
 
@@ -143,12 +156,12 @@ def erase(index, x):
 def grow(index, dense, n, members, top):
     """A copy whose pools have room for at least one more id's page."""
     directory = index.directory
-    if index.used[0] + 2 > directory.shape[0]:
-        directory = np.empty((2 * directory.shape[0], PAGE_SIZE), np.uint32)
+    if index.used[0] + 2 > rows(directory):
+        directory = np.empty(2 * directory.shape[0], np.uint32)
         directory[: index.directory.shape[0]] = index.directory
     pages = index.pages
-    if index.used[1] + 1 > pages.shape[0]:
-        pages = np.empty((2 * pages.shape[0], PAGE_SIZE), np.uint32)
+    if index.used[1] + 1 > rows(pages):
+        pages = np.empty(2 * pages.shape[0], np.uint32)
         pages[: index.pages.shape[0]] = index.pages
     return PagedIndex(directory, pages, index.used.copy())
 
