@@ -15,7 +15,7 @@ from .kinds import accepts, erase, grow, insert, lookup
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
-CHUNK = 1 << 13
+CHUNK = 1 << 12
 
 
 def serial_and_parallel(kernel):  # type: ignore[no-untyped-def]
@@ -57,21 +57,31 @@ def upsert(sparse, dense, n, ids, positions, start):
     """
     record = positions.shape[0] != 0
     m = n
-    for k in range(start, ids.shape[0]):
-        # Unsigned: k starts at a runtime value, so numba would otherwise
-        # guard every access against negative indexes (measured 1.4x).
-        u = np.uint64(k)
-        x = ids[u]
-        if not accepts(sparse, x):
-            return m, k
-        p = find(sparse, dense, m, x)
-        if p < 0:
-            p = m
-            m = push(sparse, dense, m, x)
-            if m == p:
+    warm = np.empty(CHUNK, np.uint32)
+    for first in range(start, ids.shape[0], CHUNK):
+        last = min(first + CHUNK, ids.shape[0])
+        # A first pass only reads each id's index slot and dense entry:
+        # short and independent, so their cache misses overlap; the
+        # sequential pass below then finds them in cache (measured 1.4x
+        # flat, 1.7x paged, 1.2x hash). Stored so they are not optimised out.
+        for k in range(first, last):
+            p = lookup(sparse, ids[np.uint64(k)])
+            warm[np.uint64(k - first)] = dense[p] if p < np.uint32(m) else p
+        for k in range(first, last):
+            # Unsigned: k starts at a runtime value, so numba would otherwise
+            # guard every access against negative indexes (measured 1.4x).
+            u = np.uint64(k)
+            x = ids[u]
+            if not accepts(sparse, x):
                 return m, k
-        if record:
-            positions[u] = p
+            p = find(sparse, dense, m, x)
+            if p < 0:
+                p = m
+                m = push(sparse, dense, m, x)
+                if m == p:
+                    return m, k
+            if record:
+                positions[u] = p
     return m, -1
 
 
