@@ -9,6 +9,7 @@ import types
 
 import numpy as np
 from numba import literal_unroll, njit, prange
+from numba.extending import register_jitable
 
 from .element import NO_NRT, confirm, find, push, swap_members, swap_remove
 from .kinds import accepts, erase, grow, insert, lookup
@@ -210,6 +211,23 @@ def discard(sparse, dense, n, ids):
     return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),))
 
 
+@register_jitable
+def lookup_chunk(sparse, ids, start, stop, candidates):
+    """Index lookups of ``ids[start:stop]`` into ``candidates``; returns the
+    OR of the ids (sign bit set if some id may be negative).
+
+    The first of two passes: lookups, then dense checks. Each loop body
+    stays short, so the CPU keeps more independent cache misses in flight
+    (measured 1.5-2.5x on the paged and hash indexes).
+    """
+    bits = np.int64(0)
+    for k in range(start, stop):
+        x = ids[np.uint64(k)]
+        candidates[np.uint64(k - start)] = lookup(sparse, x)
+        bits |= np.int64(x)
+    return bits
+
+
 def contains(sparse, dense, n, ids, out):
     """Fill ``out[k]`` with the membership of ``ids[k]``.
 
@@ -233,21 +251,13 @@ def contains(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        # Two passes: index lookups, then dense checks. Each loop body stays
-        # short, so the CPU keeps more independent cache misses in flight
-        # (measured 1.5-2.5x on the paged and hash indexes).
         candidates = np.empty(stop - start, np.uint32)
-        bits = np.int64(0)
-        for k in range(start, stop):
-            x = ids[np.uint64(k)]
-            candidates[np.uint64(k - start)] = lookup(sparse, x)
-            bits |= np.int64(x)
+        signs[c] = lookup_chunk(sparse, ids, start, stop, candidates)
         for k in range(start, stop):
             u = np.uint64(k)
             x = ids[u]
             j = np.uint64(k - start)
             out[u] = confirm(dense, n, candidates[j], x) >= 0
-        signs[c] = bits
     return chunks > 0 and signs.min() < 0
 
 
@@ -270,21 +280,13 @@ def index(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        # Two passes: index lookups, then dense checks. Each loop body stays
-        # short, so the CPU keeps more independent cache misses in flight
-        # (measured 1.5-2.5x on the paged and hash indexes).
         candidates = np.empty(stop - start, np.uint32)
-        bits = np.int64(0)
-        for k in range(start, stop):
-            x = ids[np.uint64(k)]
-            candidates[np.uint64(k - start)] = lookup(sparse, x)
-            bits |= np.int64(x)
+        signs[c] = lookup_chunk(sparse, ids, start, stop, candidates)
         for k in range(start, stop):
             u = np.uint64(k)
             x = ids[u]
             j = np.uint64(k - start)
             out[u] = confirm(dense, n, candidates[j], x)
-        signs[c] = bits
     return chunks > 0 and signs.min() < 0
 
 
