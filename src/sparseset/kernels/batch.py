@@ -212,19 +212,28 @@ def discard(sparse, dense, n, ids):
 
 
 @register_jitable
-def lookup_chunk(sparse, ids, start, stop, candidates):
-    """Index lookups of ``ids[start:stop]`` into ``candidates``; returns the
-    OR of the ids (sign bit set if some id may be negative).
+def lookup_chunk(sparse, dense, n, ids, start, stop, out, as_member):
+    """Look up ``ids[start:stop]`` into ``out``: membership (``as_member``)
+    or dense positions. Returns the OR of the ids (sign bit set if some id
+    may be negative).
 
-    The first of two passes: lookups, then dense checks. Each loop body
-    stays short, so the CPU keeps more independent cache misses in flight
+    Two passes: index lookups, then dense checks. Each loop body stays
+    short, so the CPU keeps more independent cache misses in flight
     (measured 1.5-2.5x on the paged and hash indexes).
     """
+    candidates = np.empty(stop - start, np.uint32)
     bits = np.int64(0)
     for k in range(start, stop):
         x = ids[np.uint64(k)]
         candidates[np.uint64(k - start)] = lookup(sparse, x)
         bits |= np.int64(x)
+    for k in range(start, stop):
+        u = np.uint64(k)
+        p = confirm(dense, n, candidates[np.uint64(k - start)], ids[u])
+        if as_member:
+            out[u] = p >= 0
+        else:
+            out[u] = p
     return bits
 
 
@@ -251,13 +260,7 @@ def contains(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        candidates = np.empty(stop - start, np.uint32)
-        signs[c] = lookup_chunk(sparse, ids, start, stop, candidates)
-        for k in range(start, stop):
-            u = np.uint64(k)
-            x = ids[u]
-            j = np.uint64(k - start)
-            out[u] = confirm(dense, n, candidates[j], x) >= 0
+        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out, True)
     return chunks > 0 and signs.min() < 0
 
 
@@ -280,13 +283,7 @@ def index(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        candidates = np.empty(stop - start, np.uint32)
-        signs[c] = lookup_chunk(sparse, ids, start, stop, candidates)
-        for k in range(start, stop):
-            u = np.uint64(k)
-            x = ids[u]
-            j = np.uint64(k - start)
-            out[u] = confirm(dense, n, candidates[j], x)
+        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out, False)
     return chunks > 0 and signs.min() < 0
 
 

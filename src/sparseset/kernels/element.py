@@ -109,14 +109,8 @@ def swap_remove(sparse, dense, n, p):
     ([3, 2], 0)
     """
     last = np.uint32(n - 1)
-    pu = np.uint32(p)
-    removed = dense[pu]
-    moved = dense[last]
-    dense[pu] = moved
-    insert(sparse, moved, pu)
-    dense[last] = removed
-    insert(sparse, removed, last)
-    erase(sparse, removed)
+    swap_members(sparse, dense, p, last)
+    erase(sparse, dense[last])
     return n - 1
 
 
