@@ -12,7 +12,7 @@ from numba import literal_unroll, njit, prange
 from numba.extending import register_jitable
 
 from .element import NO_NRT, confirm, find, push, swap_members, swap_remove
-from .kinds import accepts, erase, grow, insert, lookup
+from .kinds import accepts, erase, grow, insert, lookup_many
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
@@ -58,16 +58,18 @@ def upsert(sparse, dense, n, ids, positions, start):
     """
     record = positions.shape[0] != 0
     m = n
-    warm = np.empty(CHUNK, np.uint32)
+    warm = np.empty(CHUNK, np.uint64)
     for first in range(start, ids.shape[0], CHUNK):
         last = min(first + CHUNK, ids.shape[0])
         # A first pass only reads each id's index slot and dense entry:
         # short and independent, so their cache misses overlap; the
         # sequential pass below then finds them in cache (measured 1.4x
         # flat, 1.7x paged, 1.2x hash). Stored so they are not optimised out.
+        lookup_many(sparse, ids, first, last, warm)
         for k in range(first, last):
-            p = lookup(sparse, ids[np.uint64(k)])
-            warm[np.uint64(k - first)] = dense[p] if p < np.uint32(m) else p
+            i = np.uint64(k - first)
+            p = warm[i]
+            warm[i] = np.uint64(dense[p]) if p < np.uint64(m) else p
         for k in range(first, last):
             # Unsigned: k starts at a runtime value, so numba would otherwise
             # guard every access against negative indexes (measured 1.4x).
@@ -221,15 +223,14 @@ def lookup_chunk(sparse, dense, n, ids, start, stop, out, as_member):
     short, so the CPU keeps more independent cache misses in flight
     (measured 1.5-2.5x on the paged and hash indexes).
     """
-    candidates = np.empty(stop - start, np.uint32)
+    candidates = np.empty(stop - start, np.uint64)
+    lookup_many(sparse, ids, start, stop, candidates)
     bits = np.int64(0)
     for k in range(start, stop):
-        x = ids[np.uint64(k)]
-        candidates[np.uint64(k - start)] = lookup(sparse, x)
-        bits |= np.int64(x)
-    for k in range(start, stop):
         u = np.uint64(k)
-        p = confirm(dense, n, candidates[np.uint64(k - start)], ids[u])
+        x = ids[u]
+        bits |= np.int64(x)
+        p = confirm(dense, n, candidates[np.uint64(k - start)], x)
         if as_member:
             out[u] = p >= 0
         else:

@@ -26,6 +26,13 @@ def lookup(index, x):
 
 
 @register_jitable
+def lookup_many(index, ids, start, stop, out):
+    """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``."""
+    for k in range(start, stop):
+        out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
+
+
+@register_jitable
 def accepts(index, x):
     """Whether ``x`` fits below capacity, so ``insert`` may store it."""
     return np.uint64(np.int64(x)) < np.uint64(index.shape[0])

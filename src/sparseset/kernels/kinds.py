@@ -81,6 +81,26 @@ def lookup(index: Any, x: Any) -> Any:
     return kind_of(index).lookup(index, x)
 
 
+def lookup_many(index: Any, ids: Any, start: Any, stop: Any, out: Any) -> None:
+    """``out[k - start] = lookup(index, ids[k])`` for every k in ``[start, stop)``.
+
+    ``out`` is a uint64 array (paged keeps slot addresses there between its
+    passes). The same answers as a loop of :func:`lookup`, in the order of
+    loads each kind overlaps best (paged: the directory first, hash:
+    prefetching ahead).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ix = paged.empty(); insert(ix, 2**40, 0)
+    True
+    >>> out = np.empty(2, np.uint64)
+    >>> lookup_many(ix, np.array([7, 2**40]), 0, 2, out); int(out[1])
+    0
+    """
+    kind_of(index).lookup_many(index, ids, start, stop, out)
+
+
 def accepts(index: Any, x: Any) -> Any:
     """Whether ``insert`` may store ``x`` (in range; for flat, below capacity).
 
@@ -164,6 +184,11 @@ def row_limit(index: Any) -> Any:
 @overload(lookup, jit_options=_ELEMENT_OPTIONS)
 def _lookup(index, x):  # type: ignore[no-untyped-def]
     return _implementation(index, "lookup")
+
+
+@overload(lookup_many, jit_options=_ELEMENT_OPTIONS)
+def _lookup_many(index, ids, start, stop, out):  # type: ignore[no-untyped-def]
+    return _implementation(index, "lookup_many")
 
 
 @overload(accepts, jit_options=_ELEMENT_OPTIONS)
