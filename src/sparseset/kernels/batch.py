@@ -12,7 +12,7 @@ from numba import literal_unroll, njit, prange
 from numba.extending import register_jitable
 
 from .element import NO_NRT, confirm, find, push, swap_members, swap_remove
-from .kinds import accepts, erase, grow, insert, lookup_many
+from .kinds import accepts, erase, insert, lookup_many, move, room
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
@@ -104,12 +104,13 @@ def add(sparse, dense, n, ids, start):
     return upsert(sparse, dense, n, ids, np.empty(0, np.int64), start)
 
 
-@njit(cache=True)
 def grown_index(sparse, dense, n, members, top):
     """A grown copy of the index with the positions of ``dense[:n]``.
 
-    The compiled entry to :func:`.kinds.grow`: room for ``members`` members
-    (hash), ids up to ``top`` (flat), doubled pools (paged).
+    :func:`.kinds.grow` for the containers: room for ``members`` members
+    (hash), ids up to ``top`` (flat), doubled pools (paged). The arrays are
+    allocated here, by numpy (huge pages: fewer first-touch faults, see
+    :func:`.kinds.room`), and filled by the compiled :func:`move_index`.
 
     Examples
     --------
@@ -117,7 +118,28 @@ def grown_index(sparse, dense, n, members, top):
     >>> grown_index(np.empty(4, np.uint32), np.empty(0, np.int32), 0, 0, 99).shape
     (100,)
     """
-    return grow(sparse, dense, n, members, top)
+    grown = room(sparse, n, members, top)
+    move_index(sparse, grown, dense, n)
+    return grown
+
+
+@njit(cache=True)
+def move_index(sparse, grown, dense, n):
+    """Fill ``grown``, an index from :func:`.kinds.room`, with the positions
+    of ``dense[:n]`` that ``sparse`` holds (:func:`.kinds.move`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparseset.kernels import kinds
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> add(sparse, dense, 0, np.array([3, 5]), 0)
+    (2, -1)
+    >>> grown = kinds.room(sparse, 2, 2, 20); move_index(sparse, grown, dense, 2)
+    >>> grown.shape, grown[[3, 5]].tolist()
+    ((21,), [0, 1])
+    """
+    move(sparse, grown, dense, n)
 
 
 @njit(cache=True)

@@ -57,12 +57,17 @@ def erase(index, x):
 
 
 @register_jitable
-def grow(index, dense, n, members, top):
-    """A copy with room for ids up to ``top`` (members need no room here)."""
+def room(index, n, members, top):
+    """A new, unfilled index with room for ids up to ``top`` (members need
+    no room here)."""
     length = min(max(top + 1, 2 * index.shape[0], 16), LIMIT)
-    out = np.empty(max(length, index.shape[0]), index.dtype)
-    out[: index.shape[0]] = index
-    return out
+    return np.empty(max(length, index.shape[0]), index.dtype)
+
+
+@register_jitable
+def move(index, grown, dense, n):
+    """Fill ``grown`` (from :func:`room`) with the slots of ``index``."""
+    grown[: index.shape[0]] = index
 
 
 @register_jitable

@@ -203,24 +203,28 @@ def erase(index, x):
 
 
 @register_jitable
-def grow(index, dense, n, members, top):
-    """A rebuilt table for ``max(members, n + 1)`` ids, holding ``dense[:n]``.
-
-    Rebuilding from ``dense`` drops stale entries, so a table full of
-    garbage can come back the same size.
-    """
+def room(index, n, members, top):
+    """A new, empty table for ``max(members, n + 1)`` ids, same seed."""
     slots = slots_for(max(members, n + 1))
-    table = np.full((slots, 2), EMPTY, np.int64)
-    out = HashIndex(table, index.meta.copy())
-    out.meta[0] = 0
+    grown = HashIndex(np.full((slots, 2), EMPTY, np.int64), index.meta.copy())
+    grown.meta[0] = 0
     shift = 64
     while slots > 1:
         slots >>= 1
         shift -= 1
-    out.meta[2] = shift
+    grown.meta[2] = shift
+    return grown
+
+
+@register_jitable
+def move(index, grown, dense, n):
+    """Fill ``grown`` (from :func:`room`) with the positions of ``dense[:n]``.
+
+    Rebuilding from ``dense`` drops stale entries, so a table full of
+    garbage can come back the same size.
+    """
     for k in range(n):
-        insert(out, dense[k], k)
-    return out
+        insert(grown, dense[k], k)
 
 
 @register_jitable

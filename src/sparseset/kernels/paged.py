@@ -157,20 +157,31 @@ def in_range(index, x):
 
 
 @register_jitable
+def _make_page(index, u):
+    """The page for id ``u``, made with any missing directory nodes; 0 if
+    the pools have no room."""
+    top, middle, bottom, _ = _split(u)
+    node = _child(index, np.uint32(1), top, False)
+    if node == 0:
+        return node
+    node = _child(index, node, middle, False)
+    if node == 0:
+        return node
+    return _child(index, node, bottom, True)
+
+
+@register_jitable
 def insert(index, x, p):
     """Store position ``p`` for ``x``; False if a page or node is needed and
     the pools are full (nothing is lost: call again after ``grow``)."""
-    top, middle, bottom, slot = _split(np.uint64(np.int64(x)))
-    node = _child(index, np.uint32(1), top, False)
-    if node == 0:
-        return False
-    node = _child(index, node, middle, False)
-    if node == 0:
-        return False
-    page = _child(index, node, bottom, True)
+    u = np.uint64(np.int64(x))
+    page = _page_of(index, u)
     if page == 0:
-        return False
-    index.pages[_at(page, slot)] = np.uint32(p)
+        # Rare (once a page): the lookup walk above is the common path.
+        page = _make_page(index, u)
+        if page == 0:
+            return False
+    index.pages[_at(page, u & np.uint64(PAGE_SIZE - 1))] = np.uint32(p)
     return True
 
 
@@ -180,17 +191,25 @@ def erase(index, x):
 
 
 @register_jitable
-def grow(index, dense, n, members, top):
-    """A copy whose pools have room for at least one more id's page."""
+def room(index, n, members, top):
+    """A new index whose pools have room for at least one more id's page:
+    the short pools doubled (unfilled), the others shared."""
     directory = index.directory
     if index.used[0] + 2 > rows(directory):
         directory = np.empty(2 * directory.shape[0], np.uint32)
-        directory[: index.directory.shape[0]] = index.directory
     pages = index.pages
     if index.used[1] + 1 > rows(pages):
         pages = np.empty(2 * pages.shape[0], np.uint32)
-        pages[: index.pages.shape[0]] = index.pages
     return PagedIndex(directory, pages, index.used.copy())
+
+
+@register_jitable
+def move(index, grown, dense, n):
+    """Fill ``grown`` (from :func:`room`) with the rows of ``index``."""
+    if grown.directory.shape[0] != index.directory.shape[0]:
+        grown.directory[: index.directory.shape[0]] = index.directory
+    if grown.pages.shape[0] != index.pages.shape[0]:
+        grown.pages[: index.pages.shape[0]] = index.pages
 
 
 @register_jitable
