@@ -11,8 +11,8 @@ import numpy as np
 from numba import literal_unroll, njit, prange
 from numba.extending import register_jitable
 
-from .element import NO_NRT, confirm, find, push, swap_members, swap_remove
-from .kinds import accepts, erase, insert, lookup_many, move, room
+from .element import NO_NRT, confirm, find, swap_members, swap_remove
+from .kinds import accepts, erase, held, insert, locate, lookup_many, move, room, store
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
@@ -77,12 +77,15 @@ def upsert(sparse, dense, n, ids, positions, start):
             x = ids[u]
             if not accepts(sparse, x):
                 return m, k
-            p = find(sparse, dense, m, x)
+            # One walk or probe finds x's slot, to read and then to claim.
+            slot = locate(sparse, x)
+            p = confirm(dense, m, held(sparse, slot, x), x)
             if p < 0:
-                p = m
-                m = push(sparse, dense, m, x)
-                if m == p:
+                if not store(sparse, slot, x, m):
                     return m, k
+                dense[np.uint32(m)] = x
+                p = m
+                m += 1
             if record:
                 positions[u] = p
     return m, -1

@@ -45,9 +45,21 @@ def in_range(index, x):
 
 
 @register_jitable
-def insert(index, x, p):
-    """Store position ``p`` for an id the index accepts; always succeeds."""
-    index[np.uint64(np.int64(x))] = np.uint32(p)
+def locate(index, x):
+    """Where an accepted ``x``'s slot is: its index in the array."""
+    return np.uint64(np.int64(x))
+
+
+@register_jitable
+def held(index, slot, x):
+    """The position in ``slot`` (from :func:`locate`), maybe garbage."""
+    return index[slot]
+
+
+@register_jitable
+def store(index, slot, x, p):
+    """Put position ``p`` in ``x``'s slot (from :func:`locate`); always room."""
+    index[slot] = np.uint32(p)
     return True
 
 

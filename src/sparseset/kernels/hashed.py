@@ -121,9 +121,7 @@ def lookup(index, x):
     key = np.int64(x)
     if key < 0:
         return np.uint32(0xFFFFFFFF)
-    table = index.table
-    h = _slot_of(index, key)
-    return np.uint32(table[h, 1]) if table[h, 0] == key else np.uint32(0xFFFFFFFF)
+    return held(index, locate(index, key), key)
 
 
 #: How many ids ahead ``lookup_many`` prefetches its home slot (measured
@@ -161,18 +159,33 @@ def in_range(index, x):
 
 
 @register_jitable
-def insert(index, x, p):
-    """Store position ``p`` for ``x``; False if a new key would overfill the
-    table (nothing changed: call again after ``grow``)."""
-    key = np.int64(x)
+def locate(index, x):
+    """Where ``x``'s slot is: the one holding ``x``, or the free slot that
+    ends its probe run (valid until the table changes)."""
+    return _slot_of(index, np.int64(x))
+
+
+@register_jitable
+def held(index, slot, x):
+    """The position in ``slot`` (from :func:`locate`) if it holds ``x``,
+    else NOWHERE."""
     table = index.table
-    h = _slot_of(index, key)
-    if table[h, 0] == EMPTY:
+    if table[slot, 0] == np.int64(x):
+        return np.uint32(table[slot, 1])
+    return np.uint32(0xFFFFFFFF)
+
+
+@register_jitable
+def store(index, slot, x, p):
+    """Put ``x`` and position ``p`` in ``slot`` (from :func:`locate`);
+    False if a new key would overfill the table (call again after ``grow``)."""
+    table = index.table
+    if table[slot, 0] == EMPTY:
         if (index.meta[0] + 1) * LOAD_DEN > table.shape[0] * LOAD_NUM:
             return False
-        table[h, 0] = key
+        table[slot, 0] = np.int64(x)
         index.meta[0] += 1
-    table[h, 1] = p
+    table[slot, 1] = p
     return True
 
 
@@ -224,7 +237,8 @@ def move(index, grown, dense, n):
     garbage can come back the same size.
     """
     for k in range(n):
-        insert(grown, dense[k], k)
+        x = dense[k]
+        store(grown, locate(grown, x), x, k)
 
 
 @register_jitable

@@ -129,6 +129,48 @@ def in_range(index: Any, x: Any) -> Any:
     return kind_of(index).in_range(index, x)
 
 
+def locate(index: Any, x: Any) -> Any:
+    """Where the slot of ``x``, an id the index accepts, is: a handle for
+    :func:`held` and :func:`store`, valid until the index changes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> int(locate(np.empty(8, np.uint32), 5))
+    5
+    """
+    return kind_of(index).locate(index, x)
+
+
+def held(index: Any, slot: Any, x: Any) -> Any:
+    """The candidate position of ``x`` in ``slot`` (from :func:`locate`).
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); insert(ix, 9, 4)
+    True
+    >>> int(held(ix, locate(ix, 9), 9))
+    4
+    """
+    return kind_of(index).held(index, slot, x)
+
+
+def store(index: Any, slot: Any, x: Any, p: Any) -> Any:
+    """Put position ``p`` for ``x`` in ``slot`` (from :func:`locate`); False
+    if the index must ``grow`` first (nothing changed).
+
+    :func:`locate`, :func:`held` then :func:`store` find and claim a slot in
+    one probe or walk, where :func:`lookup` then :func:`insert` take two.
+
+    Examples
+    --------
+    >>> ix = paged.empty(); slot = locate(ix, 2**40)
+    >>> store(ix, slot, 2**40, 3), int(lookup(ix, 2**40))
+    (True, 3)
+    """
+    return kind_of(index).store(index, slot, x, p)
+
+
 def insert(index: Any, x: Any, p: Any) -> Any:
     """Store position ``p`` for an accepted ``x``; False if the index must
     ``grow`` first (nothing is lost: insert again after growing).
@@ -139,7 +181,7 @@ def insert(index: Any, x: Any, p: Any) -> Any:
     >>> insert(ix, 2**62, 0), int(lookup(ix, 2**62))
     (True, 0)
     """
-    return kind_of(index).insert(index, x, p)
+    return store(index, locate(index, x), x, p)
 
 
 def erase(index: Any, x: Any) -> None:
@@ -242,9 +284,30 @@ def _in_range(index, x):  # type: ignore[no-untyped-def]
     return _implementation(index, "in_range")
 
 
+@overload(locate, jit_options=_ELEMENT_OPTIONS)
+def _locate(index, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "locate")
+
+
+@overload(held, jit_options=_ELEMENT_OPTIONS)
+def _held(index, slot, x):  # type: ignore[no-untyped-def]
+    return _implementation(index, "held")
+
+
+@overload(store, jit_options=_ELEMENT_OPTIONS)
+def _store(index, slot, x, p):  # type: ignore[no-untyped-def]
+    return _implementation(index, "store")
+
+
 @overload(insert, jit_options=_ELEMENT_OPTIONS)
 def _insert(index, x, p):  # type: ignore[no-untyped-def]
-    return _implementation(index, "insert")
+    if _kind_of_type(index) is None:
+        return None
+
+    def impl(index, x, p):  # type: ignore[no-untyped-def]
+        return store(index, locate(index, x), x, p)
+
+    return impl
 
 
 @overload(erase, jit_options=_ELEMENT_OPTIONS)
