@@ -610,3 +610,32 @@ def test_cached_parallel_kernels_load_in_a_fresh_process(tmp_path):
     assert first[1:] == second[1:]
     assert int(second[0]) > 0, "the second process compiled instead of loading"
     assert any(tmp_path.rglob("*.nbi"))
+
+
+def test_paged_directory_deepens_only_as_far_as_the_ids_need():
+    """One level below 2**24, two below 2**36, three up to 2**48; deepening
+    keeps every earlier id's slot."""
+    s = SparseSet(index="paged")
+    steps = [
+        (5, 1),
+        (2**24 - 1, 1),
+        (2**24, 2),
+        (2**36 - 1, 2),
+        (2**36, 3),
+        (2**48 - 1, 3),
+    ]
+    added = []
+    for x, depth in steps:
+        s.add(x)
+        added.append(x)
+        assert int(s._arrays.sparse.used[2]) == depth
+        assert s.contains(added).all()
+        assert s.index(added).tolist() == list(range(len(added)))
+    # Ids the directory does not reach yet wrap onto reachable slots: absent.
+    shallow = SparseSet.from_ids([1, 4096 + 1], index="paged")
+    assert not shallow.contains([2**24 + 1, 2**36 + 1, 2**47 + 4096 + 1]).any()
+    # Deepening straight to three levels in one insert, onto the slot a
+    # shallower directory's lookup wraps 2**47 + 3 to (3's).
+    deep = SparseSet.from_ids([3, 2**47 + 3, 7], index="paged")
+    assert int(deep._arrays.sparse.used[2]) == 3
+    assert deep.index([7, 2**47 + 3, 3]).tolist() == [2, 1, 0]

@@ -506,9 +506,12 @@ class SparseSetMachine(RuleBasedStateMachine):
             assert used * 2 <= table.shape[0]  # never past the load limit
             assert set(self.model) <= set(keys.tolist())
         if self.kind == "paged":
-            nodes, pages = (int(x) for x in index.used)
+            nodes, pages, depth = (int(x) for x in index.used)
             assert 2 <= nodes <= kernels.paged.rows(index.directory)
             assert 1 <= pages <= kernels.paged.rows(index.pages)
+            # the directory is deep enough for every member (it never shrinks)
+            assert 1 <= depth <= 3
+            assert max(self.model, default=0) < 2 ** (12 * (depth + 1))
             # the null node stays empty
             assert not index.directory[: kernels.paged.PAGE_SIZE].any()
         assert self.s.nbytes >= sum(

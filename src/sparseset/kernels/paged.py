@@ -1,16 +1,23 @@
 """The paged index: fixed-size pages of positions, allocated on first touch.
 
-An id's upper bits choose a page through a three-level radix directory and
-its low 12 bits a slot in that page, so memory follows the pages in use
-(4096 ids, 16 KiB a page) instead of the whole id space, as EnTT and
+An id's upper bits choose a page through a radix directory of 4096-entry
+nodes and its low 12 bits a slot in that page, so memory follows the pages
+in use (4096 ids, 16 KiB a page) instead of the whole id space, as EnTT and
 Shipyard do. Ids live in ``[0, 2**48)``.
+
+The directory is as deep as the largest id needs: one level (the root
+points at pages) while ids stay below 2**24, two below 2**36, three up to
+2**48. An id past that range deepens it: the root's entries move to a new
+node, which becomes the root's first child. A shallow directory keeps a
+lookup in a small space one cached load away from a flat array's.
 
 Two reserved rows make lookups branch-free: directory node 0 is all zeros
 (so a missing child leads to node 0, then to page 0) and page 0 is never
 written (its garbage is disproved by ``dense``, like any stale slot). Node 1
-is the root. ``used`` counts the directory nodes and pages handed out; the
-pools have spare rows, and ``insert`` reports when they run out so the
-caller can ``grow`` them (kernels cannot allocate mid-loop without NRT).
+is the root. ``used`` counts the directory nodes and pages handed out and
+holds the depth; the pools have spare rows, and ``insert`` reports when
+they run out so the caller can ``grow`` them (kernels cannot allocate
+mid-loop without NRT).
 
 These are the paged versions of the operations :mod:`.kinds` dispatches on;
 call them through it.
@@ -29,6 +36,8 @@ PAGE_SIZE = 1 << PAGE_BITS
 #: Rows every paged index starts with: the null node and the root; the null page.
 FIRST_NODE = 2
 FIRST_PAGE = 1
+#: Directory nodes one insert may need: two to deepen, two on the path down.
+NODES_PER_INSERT = 4
 
 
 class PagedIndex(NamedTuple):
@@ -38,7 +47,7 @@ class PagedIndex(NamedTuple):
     # (a shift, where a 2-D array's runtime stride costs a multiply).
     directory: np.ndarray  # uint32 (nodes * PAGE_SIZE): child node or page
     pages: np.ndarray  # uint32 (pages * PAGE_SIZE): dense positions
-    used: np.ndarray  # int64 [nodes in use, pages in use]
+    used: np.ndarray  # int64 [nodes in use, pages in use, directory depth]
 
 
 def empty(pages: int = 0) -> PagedIndex:
@@ -47,14 +56,14 @@ def empty(pages: int = 0) -> PagedIndex:
     Examples
     --------
     >>> ix = empty(); rows(ix.directory), rows(ix.pages), ix.used.tolist()
-    (4, 2, [2, 1])
+    (6, 2, [2, 1, 1])
     """
-    directory = np.zeros((FIRST_NODE + 2) * PAGE_SIZE, np.uint32)
+    directory = np.zeros((FIRST_NODE + NODES_PER_INSERT) * PAGE_SIZE, np.uint32)
     page_rows = FIRST_PAGE + max(pages, 1)
     return PagedIndex(
         directory,
         np.empty(page_rows * PAGE_SIZE, np.uint32),
-        np.array([FIRST_NODE, FIRST_PAGE], np.int64),
+        np.array([FIRST_NODE, FIRST_PAGE, 1], np.int64),
     )
 
 
@@ -70,33 +79,34 @@ def _at(row, entry):
 
 
 @register_jitable
-def _split(u):
-    mask = np.uint64(PAGE_SIZE - 1)
-    return (
-        (u >> np.uint64(3 * PAGE_BITS)) & mask,
-        (u >> np.uint64(2 * PAGE_BITS)) & mask,
-        (u >> np.uint64(PAGE_BITS)) & mask,
-        u & mask,
-    )
+def _entry(u, level):
+    """Id ``u``'s entry in a directory node ``level`` levels above the pages
+    (level 1 points at pages)."""
+    return (u >> np.uint64(level * PAGE_BITS)) & np.uint64(PAGE_SIZE - 1)
 
 
 @register_jitable
 def _page_of(index, u):
     """The page holding id ``u``'s slot (0, the null page, if none)."""
-    top, middle, bottom, _ = _split(u)
     d = index.directory
-    node = d[_at(1, top)]
-    node = d[_at(node, middle)]
-    return d[_at(node, bottom)]
+    depth = index.used[2]
+    node = np.uint32(1)
+    # The same outcome for every id of a batch, so always predicted.
+    if depth == 3:
+        node = d[_at(node, _entry(u, 3))]
+    if depth >= 2:
+        node = d[_at(node, _entry(u, 2))]
+    return d[_at(node, _entry(u, 1))]
 
 
 @register_jitable
 def lookup(index, x):
     """The position slot of ``x``: garbage for a non-member.
 
-    An id past the range wraps onto the slot of an in-range id: garbage
-    like any other, since ``dense`` never holds an id out of range. That
-    spares a range check on every lookup.
+    An id past the directory's depth (or the paged range) wraps onto the
+    slot of a smaller id: garbage like any other, since ``dense`` never
+    holds an id the directory does not reach. That spares a range check on
+    every lookup.
     """
     return index.pages[locate(index, x)]
 
@@ -125,6 +135,19 @@ def accepts(index, x):
 
 
 @register_jitable
+def _new_node(index):
+    """A zeroed directory node, or 0 if the pool is full."""
+    d = index.directory
+    if index.used[0] == rows(d):
+        return np.uint32(0)
+    node = np.uint32(index.used[0])
+    index.used[0] += 1
+    for j in range(PAGE_SIZE):
+        d[_at(node, j)] = 0
+    return node
+
+
+@register_jitable
 def _child(index, node, entry, is_page):
     """The child at ``directory[node, entry]``, made if missing; 0 if no room."""
     d = index.directory
@@ -137,14 +160,27 @@ def _child(index, node, entry, is_page):
         child = np.uint32(index.used[1])
         index.used[1] += 1
     else:
-        if index.used[0] == rows(d):
-            return np.uint32(0)
-        child = np.uint32(index.used[0])
-        index.used[0] += 1
-        for j in range(PAGE_SIZE):
-            d[_at(child, j)] = 0
+        child = _new_node(index)
+        if child == 0:
+            return child
     d[_at(node, entry)] = child
     return child
+
+
+@register_jitable
+def _deepen(index, u):
+    """Add directory levels until the root reaches id ``u``; False if no room."""
+    d = index.directory
+    while u >> np.uint64((index.used[2] + 1) * PAGE_BITS) != 0:
+        below = _new_node(index)
+        if below == 0:
+            return False
+        for j in range(PAGE_SIZE):
+            d[_at(below, j)] = d[_at(1, j)]
+            d[_at(1, j)] = 0
+        d[_at(1, 0)] = below
+        index.used[2] += 1
+    return True
 
 
 @register_jitable
@@ -157,14 +193,14 @@ def in_range(index, x):
 def _make_page(index, u):
     """The page for id ``u``, made with any missing directory nodes; 0 if
     the pools have no room."""
-    top, middle, bottom, _ = _split(u)
-    node = _child(index, np.uint32(1), top, False)
-    if node == 0:
-        return node
-    node = _child(index, node, middle, False)
-    if node == 0:
-        return node
-    return _child(index, node, bottom, True)
+    if not _deepen(index, u):
+        return np.uint32(0)
+    node = np.uint32(1)
+    for level in range(index.used[2], 1, -1):
+        node = _child(index, node, _entry(u, level), False)
+        if node == 0:
+            return node
+    return _child(index, node, _entry(u, 1), True)
 
 
 @register_jitable
@@ -185,9 +221,10 @@ def held(index, slot, x):
 def store(index, slot, x, p):
     """Put position ``p`` in ``x``'s slot (from :func:`locate`); False if
     ``x`` needs a page and the pools are full (call again after ``grow``)."""
-    if slot < np.uint64(PAGE_SIZE):
-        # In the null page: x's page is missing (once a page, so rare).
-        u = np.uint64(np.int64(x))
+    u = np.uint64(np.int64(x))
+    # In the null page, x's page is missing; past the directory's depth,
+    # the slot is another id's (lookups wrap). Both rare: once a page.
+    if slot < np.uint64(PAGE_SIZE) or u >> np.uint64((index.used[2] + 1) * PAGE_BITS):
         page = _make_page(index, u)
         if page == 0:
             return False
@@ -204,13 +241,36 @@ def erase(index, x):
 @register_jitable
 def room(index, n, members, top):
     """A new index whose pools have room for at least one more id's page:
-    the short pools doubled (unfilled), the others shared."""
+    the short pools grown (unfilled), the others shared.
+
+    A short directory doubles. Pages double too, unless ``members - n``
+    ids are still to come, all at most ``top``, and the pages spanning
+    ``[0, top]`` cost at most 64 bytes per coming id: then the pool takes
+    them at once (at most one page per coming id), so a batch over a
+    small space grows once instead of a dozen times (measured 1.8x faster
+    adding 1M ids of a 4M space to an empty set).
+
+    Examples
+    --------
+    >>> full = empty(); full.used[1] = rows(full.pages)  # no page left
+    >>> rows(room(full, 0, 10**6, 2**22 - 1).pages)  # the 1024 of [0, 2**22)
+    1025
+    >>> few, wide = room(full, 0, 10, 2**22 - 1), room(full, 0, 10**6, 2**40)
+    >>> rows(few.pages), rows(wide.pages)  # doubled
+    (4, 4)
+    """
     directory = index.directory
-    if index.used[0] + 2 > rows(directory):
+    if index.used[0] + NODES_PER_INSERT > rows(directory):
         directory = np.empty(2 * directory.shape[0], np.uint32)
     pages = index.pages
-    if index.used[1] + 1 > rows(pages):
-        pages = np.empty(2 * pages.shape[0], np.uint32)
+    used = index.used[1]
+    if used + 1 > rows(pages):
+        want = 2 * rows(pages)
+        coming = members - n
+        span = FIRST_PAGE + (top >> PAGE_BITS) + 1
+        if (span - used) * PAGE_SIZE <= 16 * coming:
+            want = max(want, min(span, used + coming))
+        pages = np.empty(want * PAGE_SIZE, np.uint32)
     return PagedIndex(directory, pages, index.used.copy())
 
 
