@@ -9,14 +9,19 @@ import types
 
 import numpy as np
 from numba import literal_unroll, njit, prange
-from numba.extending import register_jitable
+from numba.core import types as numba_types
+from numba.extending import overload, register_jitable
 
 from .element import NO_NRT, confirm, find, swap_members, swap_remove
 from .kinds import accepts, erase, held, insert, locate, lookup_many, move, room, store
+from .prefetch import prefetch
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
 #: variants, and the span of one sign-bit OR.
 CHUNK = 1 << 12
+#: How many candidates ahead a lookup's check pass prefetches dense (best of
+#: 8, 16 and 32 on 1M lookups over the three kinds).
+DENSE_AHEAD = 32
 
 
 def serial_and_parallel(kernel):  # type: ignore[no-untyped-def]
@@ -238,28 +243,52 @@ def discard(sparse, dense, n, ids):
     return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),))
 
 
+def answer(out, k, p):
+    """Record the lookup of ``ids[k]``, at dense position ``p`` (-1 if
+    absent), in ``out[k]``: membership for a bool ``out``, else ``p``."""
+    out[k] = p >= 0 if out.dtype == np.bool_ else p
+
+
+@overload(answer, jit_options={"_nrt": False})
+def _answer(out, k, p):  # type: ignore[no-untyped-def]
+    # Chosen by out's type when compiling: a runtime flag in the loop
+    # measured 1.15x slower.
+    if out.dtype == numba_types.boolean:
+
+        def membership(out, k, p):  # type: ignore[no-untyped-def]
+            out[k] = p >= 0
+
+        return membership
+
+    def position(out, k, p):  # type: ignore[no-untyped-def]
+        out[k] = p
+
+    return position
+
+
 @register_jitable
-def lookup_chunk(sparse, dense, n, ids, start, stop, out, as_member):
-    """Look up ``ids[start:stop]`` into ``out``: membership (``as_member``)
-    or dense positions. Returns the OR of the ids (sign bit set if some id
-    may be negative).
+def lookup_chunk(sparse, dense, n, ids, start, stop, out):
+    """Look up ``ids[start:stop]`` into ``out`` (see :func:`answer`).
+    Returns the OR of the ids (sign bit set if some id may be negative).
 
     Two passes: index lookups, then dense checks. Each loop body stays
     short, so the CPU keeps more independent cache misses in flight
-    (measured 1.5-2.5x on the paged and hash indexes).
+    (measured 1.5-2.5x on the paged and hash indexes). The check pass
+    prefetches the dense entry of the candidate ``DENSE_AHEAD`` places on,
+    so its misses overlap too (1.3x flat, 1.3x paged, 1.05x hash).
     """
     candidates = np.empty(stop - start, np.uint64)
     lookup_many(sparse, ids, start, stop, candidates)
     bits = np.int64(0)
+    last = stop - start - 1
     for k in range(start, stop):
+        i = k - start
+        ahead = candidates[np.uint64(min(i + DENSE_AHEAD, last))]
+        prefetch(dense, ahead if ahead < np.uint64(n) else np.uint64(0))
         u = np.uint64(k)
         x = ids[u]
         bits |= np.int64(x)
-        p = confirm(dense, n, candidates[np.uint64(k - start)], x)
-        if as_member:
-            out[u] = p >= 0
-        else:
-            out[u] = p
+        answer(out, u, confirm(dense, n, candidates[np.uint64(i)], x))
     return bits
 
 
@@ -286,7 +315,7 @@ def contains(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out, True)
+        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out)
     return chunks > 0 and signs.min() < 0
 
 
@@ -309,7 +338,7 @@ def index(sparse, dense, n, ids, out):
     for c in prange(chunks):
         start = c * CHUNK
         stop = min(start + CHUNK, ids.shape[0])
-        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out, False)
+        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out)
     return chunks > 0 and signs.min() < 0
 
 
