@@ -292,8 +292,10 @@ def lookup_chunk(sparse, dense, n, ids, start, stop, out):
     return bits
 
 
-def contains(sparse, dense, n, ids, out):
-    """Fill ``out[k]`` with the membership of ``ids[k]``.
+def find_all(sparse, dense, n, ids, out):
+    """Fill ``out[k]`` with the answer for ``ids[k]``: its membership if
+    ``out`` is bool (``contains``), else its dense position, -1 if absent
+    (``index``); numba compiles one variant per ``out`` type.
 
     Returns True if some id may be negative: the sign bits of all ids are
     OR-ed together, which costs no branch, so the caller looks for the
@@ -306,9 +308,11 @@ def contains(sparse, dense, n, ids, out):
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
     >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
-    >>> out = np.empty(3, np.bool_)
-    >>> contains(sparse, dense, n, np.array([5, 4, 99]), out), out.tolist()
+    >>> member = np.empty(3, np.bool_); position = np.empty(3, np.int64)
+    >>> find_all(sparse, dense, n, np.array([5, 4, 99]), member), member.tolist()
     (False, [True, False, False])
+    >>> find_all(sparse, dense, n, np.array([5, 4, 3]), position), position.tolist()
+    (False, [1, -1, 0])
     """
     chunks = (ids.shape[0] + CHUNK - 1) // CHUNK
     signs = np.empty(chunks, np.int64)
@@ -319,31 +323,10 @@ def contains(sparse, dense, n, ids, out):
     return chunks > 0 and signs.min() < 0
 
 
-def index(sparse, dense, n, ids, out):
-    """Fill ``out[k]`` with the dense position of ``ids[k]``, -1 if absent.
-
-    Returns True if some id may be negative, as :func:`contains` does.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
-    >>> out = np.empty(2, np.int64)
-    >>> index(sparse, dense, n, np.array([5, 4]), out), out.tolist()
-    (False, [1, -1])
-    """
-    chunks = (ids.shape[0] + CHUNK - 1) // CHUNK
-    signs = np.empty(chunks, np.int64)
-    for c in prange(chunks):
-        start = c * CHUNK
-        stop = min(start + CHUNK, ids.shape[0])
-        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out)
-    return chunks > 0 and signs.min() < 0
-
-
-contains, contains_parallel = serial_and_parallel(contains)
-index, index_parallel = serial_and_parallel(index)
+find_all, find_all_parallel = serial_and_parallel(find_all)
+# The batch ``contains`` (bool out) and ``index`` (int64 out) are one kernel.
+contains = index = find_all
+contains_parallel = index_parallel = find_all_parallel
 
 
 @njit(cache=True)
