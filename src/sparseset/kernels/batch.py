@@ -12,8 +12,8 @@ from numba import literal_unroll, njit, prange
 from numba.core import types as numba_types
 from numba.extending import overload, register_jitable
 
-from .element import NO_NRT, confirm, find, swap_members, swap_remove
-from .kinds import accepts, erase, held, insert, locate, lookup_many, move, room, store
+from .element import NO_NRT, claim, confirm, find, swap_members, swap_remove
+from .kinds import erase, insert, lookup_many, move, room
 from .prefetch import prefetch
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
@@ -79,17 +79,10 @@ def upsert(sparse, dense, n, ids, positions, start):
             # Unsigned: k starts at a runtime value, so numba would otherwise
             # guard every access against negative indexes (measured 1.4x).
             u = np.uint64(k)
-            x = ids[u]
-            if not accepts(sparse, x):
-                return m, k
-            # One walk or probe finds x's slot, to read and then to claim.
-            slot = locate(sparse, x)
-            p = confirm(dense, m, held(sparse, slot, x), x)
+            p = claim(sparse, dense, m, ids[u])
             if p < 0:
-                if not store(sparse, slot, x, m):
-                    return m, k
-                dense[np.uint32(m)] = x
-                p = m
+                return m, k
+            if p == m:
                 m += 1
             if record:
                 positions[u] = p

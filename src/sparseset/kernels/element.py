@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
-from .kinds import erase, insert, lookup
+from .kinds import accepts, erase, held, insert, locate, lookup, store
 
 # Cached and NRT-free (see the module docstring); a dict because _nrt is a
 # numba option its type stubs don't list.
@@ -72,9 +72,10 @@ def confirm(dense, n, p, x):
 def push(sparse, dense, n, x):
     """Append ``x``, a non-member the index accepts; return n + 1.
 
-    Returns ``n`` unchanged if the index needs to grow first (paged and
-    hash indexes allocate from pools). The caller guarantees
-    ``len(dense) > n``.
+    Returns ``n`` unchanged if the index cannot take ``x`` yet: past its
+    capacity or range, or out of room (paged and hash indexes allocate from
+    pools), so the caller grows it or rejects ``x``; nothing is written
+    then. The caller guarantees ``len(dense) > n``.
 
     Examples
     --------
@@ -83,10 +84,43 @@ def push(sparse, dense, n, x):
     >>> push(sparse, dense, 0, 7)
     1
     """
-    if not insert(sparse, x, n):
+    # The range check makes an id from a set of another kind safe to push:
+    # a flat index would otherwise write past its end.
+    if not accepts(sparse, x) or not insert(sparse, x, n):
         return n
     dense[np.uint32(n)] = x
     return n + 1
+
+
+@njit(**NO_NRT)
+def claim(sparse, dense, n, x):
+    """Position of ``x`` in dense, appending it at ``n`` if it is new.
+
+    Returns ``p < n`` for a member, ``n`` for an id appended at ``n`` (the
+    caller then counts ``n + 1`` members), and -1, changing nothing, where
+    the index cannot take ``x`` yet (negative, past its range or capacity,
+    or out of room). One walk or probe finds the slot, to read it and then
+    to claim it. The caller guarantees ``len(dense) > n``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> int(claim(sparse, dense, 0, 6)), int(claim(sparse, dense, 1, 6))
+    (0, 0)
+    >>> int(claim(sparse, dense, 1, 3)), int(claim(sparse, dense, 2, 99))
+    (1, -1)
+    """
+    if not accepts(sparse, x):
+        return np.int64(-1)
+    slot = locate(sparse, x)
+    p = confirm(dense, n, held(sparse, slot, x), x)
+    if p < 0:
+        if not store(sparse, slot, x, n):
+            return np.int64(-1)
+        dense[np.uint32(n)] = x
+        p = np.int64(n)
+    return p
 
 
 @njit(**NO_NRT)
