@@ -30,18 +30,20 @@ from .batch import (
     unindex,
     upsert,
 )
-from .element import find, grown_length, push, swap_members, swap_remove
+from .element import claim, find, grown_length, push, swap_members, swap_remove
 from .entities import (
     INDEX_BITS,
     INDEX_MASK,
     create_entities,
     destroy_entities,
     handles_of,
+    live_index,
     resolve,
 )
 from .hashed import HashIndex
 from .paged import PagedIndex
 from .rows import pack_back, pack_front, scatter_rows
+from .scalar import add_one, discard_one, find_one
 
 __all__ = [
     "INDEX_BITS",
@@ -49,16 +51,20 @@ __all__ = [
     "HashIndex",
     "PagedIndex",
     "add",
+    "add_one",
+    "claim",
     "contains",
     "contains_parallel",
     "create_entities",
     "destroy_entities",
     "discard",
+    "discard_one",
     "discard_rows",
     "filter_into",
     "find",
     "find_all",
     "find_all_parallel",
+    "find_one",
     "first_mismatch",
     "flat",
     "grown_index",
@@ -69,6 +75,7 @@ __all__ = [
     "index_parallel",
     "keep_only",
     "kinds",
+    "live_index",
     "move_index",
     "pack_back",
     "pack_front",

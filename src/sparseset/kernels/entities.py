@@ -96,19 +96,34 @@ def resolve(generations, alive, count, handles, out, dead):
     """
     first = -1
     for k in range(handles.shape[0]):
-        h = np.int64(handles[k])
-        i = h & INDEX_MASK
-        ok = False
-        if h >= 0 and i < count:
-            iu = np.uint64(i)
-            ok = alive[iu] and np.int64(generations[iu]) == (h >> INDEX_BITS)
-        if ok:
+        i = live_index(generations, alive, count, handles[k])
+        if i >= 0:
             out[k] = i
         else:
             out[k] = dead
             if first < 0:
                 first = k
     return first
+
+
+@njit(cache=True, _nrt=False)
+def live_index(generations, alive, count, handle):
+    """The index of ``handle`` if it is alive, else -1 (see :func:`resolve`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([1, 0], np.uint32); alive = np.ones(2, np.bool_)
+    >>> live_index(generations, alive, 2, 2**32), live_index(generations, alive, 2, 0)
+    (0, -1)
+    """
+    h = np.int64(handle)
+    i = h & INDEX_MASK
+    if h >= 0 and i < count:
+        iu = np.uint64(i)
+        if alive[iu] and np.int64(generations[iu]) == (h >> INDEX_BITS):
+            return i
+    return np.int64(-1)
 
 
 @njit(cache=True)
