@@ -8,7 +8,6 @@ batch is rejected whole and the messages read the same everywhere.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,11 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
     """Return ``ids`` as a 1-D integer array and whether it was one scalar id.
 
     A Python int, a numpy integer or a 0-d integer array is one id; a list,
-    tuple, range, set or 1-D integer array is a batch (an empty list is an
-    empty batch). Any integer dtype and any stride passes through without a
-    copy. Bools, floats, strings and other objects raise ``TypeError``;
-    arrays of two or more dimensions raise ``ValueError``.
+    tuple, 1-D integer array or any other iterable (a set, a range, a
+    generator, a dict's keys) is a batch (an empty list is an empty batch).
+    Any integer dtype and any stride passes through without a copy. Bools,
+    floats, strings and other objects raise ``TypeError``; arrays of two or
+    more dimensions raise ``ValueError``.
 
     Examples
     --------
@@ -60,13 +60,8 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
             return _from_objects(np.array(ids, dtype=object), scalar=False), False
     elif hasattr(ids, "__array__"):
         arr = np.asarray(ids)
-    elif isinstance(ids, Iterable) and not isinstance(ids, str | bytes | dict):
-        return as_ids(list(ids))
     else:
-        raise TypeError(
-            f"ids must be an integer or a sequence of integers, "
-            f"not {type(ids).__name__} ({ids!r:.60})"
-        )
+        return as_ids(_elements(ids))
 
     scalar = arr.ndim == 0
     if scalar:
@@ -91,6 +86,89 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
         )
     first = f": {_where(0, scalar)} = {arr[0]!r}" if arr.size else ""
     raise TypeError(f"ids must be integers, got dtype {arr.dtype}{first}")
+
+
+def _elements(ids: Any) -> list[Any]:
+    """The elements of any iterable ``iter()`` accepts, as ``set()`` takes
+    them: a dict gives its keys, an object with only ``__getitem__`` its
+    items. Strings and bytes are not batches of ids."""
+    if not isinstance(ids, str | bytes):
+        try:
+            return list(iter(ids))
+        except TypeError:
+            pass
+    raise TypeError(
+        f"ids must be an integer or a sequence of integers, "
+        f"not {type(ids).__name__} ({ids!r:.60})"
+    )
+
+
+def ids_among(values: Any) -> tuple[np.ndarray, bool]:
+    """The ids among ``values``, and whether anything else was among them.
+
+    For the set protocol, where an element that cannot be an id (negative,
+    a float, a string, ``None``) is simply not a member, as it is not one
+    of a ``set`` of ids. Arrays of more than one dimension still raise.
+
+    Examples
+    --------
+    >>> ids_among([3, -1, "x", 2**70, 4])
+    (array([                   3, 18446744073709551615,                    4],
+          dtype=uint64), True)
+    >>> ids_among({5: "five"})
+    (array([5]), False)
+    """
+    try:
+        arr, _ = as_ids(values)
+    except (TypeError, ValueError):
+        if isinstance(values, np.ndarray) and values.ndim > 1:
+            raise
+        elements = values.tolist() if isinstance(values, np.ndarray) else values
+        elements = elements if isinstance(elements, list) else _elements(elements)
+        kept = [v for v in elements if _is_id(v)]
+        return as_ids(kept)[0], len(kept) < len(elements)
+    if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
+        return arr[arr >= 0], True
+    return arr, False
+
+
+def one_id(x: Any) -> int | None:
+    """``x`` as one id for ``x in s``, or None where it cannot be one.
+
+    As ``set`` answers ``in``: any hashable ``x`` gets an answer (a
+    negative, a float, a string or ``None`` is simply not a member), and
+    an unhashable one raises ``TypeError``.
+
+    Examples
+    --------
+    >>> one_id(np.uint8(7)), one_id(-1), one_id("x"), one_id(2.0)
+    (7, None, None, None)
+    >>> one_id([1])
+    Traceback (most recent call last):
+    ...
+    TypeError: unhashable type: 'list'; `in` takes one id: use contains(ids) ...
+    """
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iu":
+        x = x.item()
+    elif isinstance(x, np.integer):
+        x = int(x)
+    elif isinstance(x, bool) or not isinstance(x, int):
+        try:
+            hash(x)
+        except TypeError as error:
+            raise TypeError(
+                f"{error}; `in` takes one id: use contains(ids) for a batch"
+            ) from None
+        return None
+    return int(x) if x >= 0 else None
+
+
+def _is_id(value: Any) -> bool:
+    return (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool | np.bool_)
+        and value >= 0
+    )
 
 
 def _from_objects(arr: np.ndarray, scalar: bool) -> np.ndarray:

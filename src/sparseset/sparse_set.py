@@ -19,7 +19,14 @@ import numba
 import numpy as np
 
 from . import kernels
-from ._ids import as_ids, describe, reject_negative, reject_out_of_range
+from ._ids import (
+    as_ids,
+    describe,
+    ids_among,
+    one_id,
+    reject_negative,
+    reject_out_of_range,
+)
 from .index_kinds import KINDS, index_nbytes, kind_named
 
 #: The index kinds a set can be built on.
@@ -30,6 +37,8 @@ FLAT_LIMIT = KINDS["flat"].limit
 #: Below it, waking the threads costs more than they save (measured: see
 #: ``asv_bench/benchmarks/parallel.py`` and the README's Performance).
 PARALLEL_THRESHOLD = 1 << 15
+#: Python ints below this are numba int64s: the scalar kernels take them.
+_INT64_END = 2**63
 _set_serial = itertools.count()
 
 
@@ -40,15 +49,26 @@ class _Arrays:
     twin has the same attributes, so once it exists the set and the twin
     share one state. ``epoch`` counts the changes that invalidate
     checkpoints (adds, clears, sorts, growth), wherever they happen.
+    ``parts`` is the index as the scalar kernels take it, kept in step
+    with ``sparse``.
     """
 
-    __slots__ = ("dense", "epoch", "n", "sparse")
+    __slots__ = ("_sparse", "dense", "epoch", "n", "parts")
 
-    def __init__(self, sparse: np.ndarray, dense: np.ndarray, n: int) -> None:
+    def __init__(self, sparse: Any, dense: np.ndarray, n: int) -> None:
         self.sparse = sparse
         self.dense = dense
         self.n = n
         self.epoch = 0
+
+    @property
+    def sparse(self) -> Any:
+        return self._sparse
+
+    @sparse.setter
+    def sparse(self, index: Any) -> None:
+        self._sparse = index
+        self.parts = kernels.kinds.parts_of(index)
 
 
 @dataclass(frozen=True)
@@ -99,7 +119,7 @@ class SparseSet(MutableSet):
     (True, dtype('int64'))
     """
 
-    __slots__ = ("_arrays", "_checkpoints", "_kind", "_serial")
+    __slots__ = ("__weakref__", "_arrays", "_checkpoints", "_kind", "_serial")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
@@ -355,7 +375,8 @@ class SparseSet(MutableSet):
 
         Returns how many were new. Ids past capacity grow the set; an id
         that is negative, not an integer or outside the index's range
-        raises and adds nothing. Invalidates checkpoints.
+        raises and adds nothing. An add that adds a member invalidates
+        checkpoints; one that adds nothing changes nothing.
 
         Examples
         --------
@@ -363,11 +384,26 @@ class SparseSet(MutableSet):
         >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
         (2, 0, [5, 2])
         """
-        arr, scalar = as_ids(ids)
         a = self._arrays
         n = a.n
+        if (
+            type(ids) is int
+            and 0 <= ids < self._kind.limit
+            and type(a) is _Arrays
+            and n < a.dense.shape[0]
+        ):
+            # One id: the scalar kernel, when the set has room for it.
+            p = kernels.add_one(a.parts, a.dense, n, ids)
+            if p == n:
+                a.n = n + 1
+                a.epoch += 1
+                return 1
+            if p >= 0:
+                return 0
+        arr, scalar = as_ids(ids)
         a.n = self._insert(arr, scalar, ids, None)
-        a.epoch += 1
+        if a.n != n:
+            a.epoch += 1
         return a.n - n
 
     def _insert(
@@ -421,16 +457,15 @@ class SparseSet(MutableSet):
         return top
 
     def _removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
-        """Validate ids for a removal; copy them if they alias ``dense``.
-
-        ``s.discard(s.ids)`` would otherwise read ids that its own swaps
-        are moving.
-        """
+        """Validate ids for a removal (no negative ids), not aliasing dense."""
         arr, scalar = as_ids(ids)
         reject_negative(arr, scalar)
-        if np.may_share_memory(arr, self._arrays.dense):
-            arr = arr.copy()
-        return arr, scalar
+        return self._not_aliasing(arr), scalar
+
+    def _not_aliasing(self, arr: np.ndarray) -> np.ndarray:
+        """``arr``, copied if it shares memory with ``dense``: ``s.discard(s.ids)``
+        would otherwise read ids that its own swaps are moving."""
+        return arr.copy() if np.may_share_memory(arr, self._arrays.dense) else arr
 
     def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove the ids that are members, ignore the rest.
@@ -443,10 +478,18 @@ class SparseSet(MutableSet):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
-        arr, _ = self._removal_batch(ids)
+        a = self._arrays
+        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
+            n = a.n
+            a.n = kernels.discard_one(a.parts, a.dense, n, ids)
+            return n - a.n
+        return self._discard(self._removal_batch(ids)[0])
+
+    def _discard(self, arr: np.ndarray) -> int:
+        """Discard validated ids (non-negative, any integer dtype)."""
         a = self._arrays
         n = a.n
-        a.n = kernels.discard(a.sparse, a.dense, n, arr)
+        a.n = kernels.discard(a.sparse, a.dense, n, self._not_aliasing(arr))
         return n - a.n
 
     def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
@@ -465,12 +508,16 @@ class SparseSet(MutableSet):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
+        a = self._arrays
+        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
+            n = a.n
+            a.n = kernels.discard_one(a.parts, a.dense, n, ids)
+            if a.n == n:
+                raise KeyError(f"id = {ids} is not a member; nothing was removed")
+            return 1
         arr, scalar = self._removal_batch(ids)
         self._require_members(arr, scalar, ids)
-        a = self._arrays
-        n = a.n
-        a.n = kernels.discard(a.sparse, a.dense, n, arr)
-        return n - a.n
+        return self._discard(arr)
 
     def _require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
         """Raise ``KeyError`` naming the first id of ``arr`` that is absent."""
@@ -491,10 +538,13 @@ class SparseSet(MutableSet):
         >>> s.keep_only([4, 2, 9]), sorted(s)
         (2, [2, 4])
         """
-        arr, _ = self._removal_batch(ids)
+        return self._keep_only(self._removal_batch(ids)[0])
+
+    def _keep_only(self, arr: np.ndarray) -> int:
+        """:meth:`keep_only` of validated ids."""
         a = self._arrays
         n = a.n
-        a.n = kernels.keep_only(a.sparse, a.dense, n, arr)
+        a.n = kernels.keep_only(a.sparse, a.dense, n, self._not_aliasing(arr))
         return n - a.n
 
     def clear(self) -> None:
@@ -598,7 +648,9 @@ class SparseSet(MutableSet):
     def contains(self, ids: Any) -> Any:
         """Membership of each id: a bool for one id, a bool array for a batch.
 
-        Non-negative ids outside the index's range are simply absent.
+        Non-negative ids outside the index's range are simply absent;
+        negative ids raise ``ValueError`` (use ``x in s`` for ``set``'s
+        never-raising answer).
 
         Examples
         --------
@@ -606,8 +658,10 @@ class SparseSet(MutableSet):
         >>> s.contains(4), s.contains([1, 2, 2**40]).tolist()
         (True, [False, True, False])
         """
-        arr, scalar = as_ids(ids)
         a = self._arrays
+        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
+            return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
+        arr, scalar = as_ids(ids)
         out = np.empty(arr.shape[0], np.bool_)
         kernel = kernels.contains_parallel if _threaded(arr) else kernels.contains
         if kernel(a.sparse, a.dense, a.n, arr, out):
@@ -615,9 +669,14 @@ class SparseSet(MutableSet):
         return bool(out[0]) if scalar else out
 
     def __contains__(self, x: object) -> bool:
-        if (isinstance(x, np.ndarray) and x.ndim > 0) or isinstance(x, list | tuple):
-            raise TypeError("`in` takes one id; use contains(ids) for a batch")
-        return self.contains(x)  # type: ignore[no-any-return]
+        # As for set: any hashable x gets an answer, and only an id can be
+        # a member. Plain ints first, on the scalar kernel.
+        if type(x) is int and 0 <= x < _INT64_END:
+            a = self._arrays
+            if type(a) is _Arrays:
+                return kernels.find_one(a.parts, a.dense, a.n, x) >= 0  # type: ignore[no-any-return]
+        x = one_id(x)
+        return x is not None and bool(self.contains(x))
 
     def index(self, ids: Any) -> Any:
         """Position of each id in dense order, -1 where absent.
@@ -642,11 +701,20 @@ class SparseSet(MutableSet):
         return out
 
     # -- set algebra ------------------------------------------------------
+    #
+    # As for ``set``: operators take sets only, named methods any iterable.
+    # Where the answer needs no new member (``&``, ``-``, comparisons and
+    # their named and in-place forms), an element of the other operand that
+    # cannot be an id is simply not a member; where it would have to become
+    # one (``|``, ``^``, ``union``, ``update``), it raises. A result takes
+    # the left operand's index kind, and raises if a member does not fit it.
+
+    def _like(self, ids: Any) -> SparseSet:
+        """A set of this kind holding ``ids`` (raises for a non-id)."""
+        return type(self).from_ids(ids, index=self._kind.name)
 
     def _operand(self, other: Any) -> SparseSet:
-        if isinstance(other, SparseSet):
-            return other
-        return type(self).from_ids(other)
+        return other if isinstance(other, SparseSet) else self._like(other)
 
     def _filtered(
         self, source: SparseSet, probe: SparseSet, keep: bool, out: SparseSet
@@ -663,20 +731,37 @@ class SparseSet(MutableSet):
             if stop < 0:
                 return out
             # The out index cannot take ids[stop] yet: raise if no set of
-            # its kind could, else grow it for the rest.
+            # its kind could (an id from a set of a wider kind), else grow.
             rest = ids[stop:]
-            top = out._validate_add(rest, False, None)
+            kind = out._kind
+            top = int(rest.max())
+            if top >= kind.limit:
+                x = int(rest[np.argmax(rest >= kind.limit)])
+                raise ValueError(
+                    f"{x}, a member of the right operand, is outside the "
+                    f"{kind.name} index's range {kind.range_text}, and the result "
+                    f"takes the left operand's kind{kind.hint(x)}"
+                )
             out._grow_index(o.n + rest.shape[0], top)
             out._grow_dense(o.n + rest.shape[0])
             start = stop
 
+    def _empty_for(self, other: SparseSet, members: int) -> SparseSet:
+        """An empty result of this set's kind, room for ``members`` members
+        and, for flat, the ids of both operands that a flat index spans."""
+        capacity = self.capacity
+        if other._kind is self._kind:
+            capacity = max(capacity, other.capacity)
+        return self._empty(capacity, members)
+
     def _and(self, other: SparseSet) -> SparseSet:
         small, large = (self, other) if len(self) <= len(other) else (other, self)
-        out = self._empty(min(self.capacity, other.capacity), len(small))
-        return self._filtered(small, large, True, out)
+        return self._filtered(
+            small, large, True, self._empty(self.capacity, len(small))
+        )
 
     def _or(self, other: SparseSet) -> SparseSet:
-        out = self._empty(max(self.capacity, other.capacity), len(self) + len(other))
+        out = self._empty_for(other, len(self) + len(other))
         out._fill(self._members())
         return self._filtered(other, self, False, out)
 
@@ -684,7 +769,7 @@ class SparseSet(MutableSet):
         return self._filtered(self, other, False, self._empty(self.capacity, len(self)))
 
     def _xor(self, other: SparseSet) -> SparseSet:
-        out = self._empty(max(self.capacity, other.capacity), len(self) + len(other))
+        out = self._empty_for(other, len(self) + len(other))
         self._filtered(self, other, False, out)
         return self._filtered(other, self, False, out)
 
@@ -694,13 +779,13 @@ class SparseSet(MutableSet):
         o = other._arrays
         return kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
 
-    def _binary(self, other: Any, on_sparse: Any, on_ids: Any) -> Any:
-        """Dispatch an operator: kernels for a SparseSet, the named method
-        (which takes any ids) for another kind of set, NotImplemented else."""
+    def _binary(self, other: Any, on_sparse: Any, on_set: Any) -> Any:
+        """An operator: kernels for a SparseSet, the named method for another
+        kind of set, ``NotImplemented`` for anything else (as ``set`` does)."""
         if isinstance(other, SparseSet):
             return on_sparse(self, other)
         if isinstance(other, AbstractSet):
-            return on_ids(self, list(other))
+            return on_set(self, other)
         return NotImplemented
 
     def __and__(self, other: Any) -> Any:
@@ -721,9 +806,7 @@ class SparseSet(MutableSet):
     __rxor__ = __xor__
 
     def __rsub__(self, other: Any) -> Any:
-        return self._binary(
-            other, SparseSet._sub, lambda s, ids: s.from_ids(ids)._sub(s)
-        )
+        return self._binary(other, SparseSet._sub, lambda s, o: s._like(o)._sub(s))
 
     def __le__(self, other: Any) -> Any:
         return self._binary(other, SparseSet._le, SparseSet.issubset)
@@ -732,7 +815,7 @@ class SparseSet(MutableSet):
         return self._binary(
             other,
             lambda a, b: len(a) < len(b) and a._le(b),
-            lambda a, ids: len(a) < len(ids) and a.issubset(ids),
+            lambda a, o: len(a) < len(o) and a.issubset(o),
         )
 
     def __ge__(self, other: Any) -> Any:
@@ -742,17 +825,14 @@ class SparseSet(MutableSet):
         return self._binary(
             other,
             lambda a, b: len(a) > len(b) and b._le(a),
-            lambda a, ids: len(a) > len(ids) and a.issuperset(ids),
+            lambda a, o: len(a) > len(o) and a.issuperset(o),
         )
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SparseSet):
             return len(self) == len(other) and self._le(other)
         if isinstance(other, AbstractSet):
-            try:
-                return len(self) == len(other) and self.issubset(list(other))
-            except (TypeError, ValueError):
-                return False  # it holds something that cannot be an id
+            return len(self) == len(other) and self.issubset(other)
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
@@ -760,25 +840,24 @@ class SparseSet(MutableSet):
         return equal if equal is NotImplemented else not equal
 
     def isdisjoint(self, other: Any) -> bool:
-        """True if no id of ``other`` is a member.
+        """True if no element of ``other`` is a member.
 
         Examples
         --------
-        >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4])
+        >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
         True
         """
         if isinstance(other, SparseSet):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
             probe, ids = large._arrays, small._members()
         else:
-            ids, scalar = as_ids(other)
-            reject_negative(ids, scalar)
+            ids, _ = ids_among(other)
             probe = self._arrays
         return (
             kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
         )
 
-    # -- named set methods: any ids are accepted, as set's methods do -----
+    # -- named set methods: any iterable is accepted, as set's methods do --
 
     def union(self, *others: Any) -> SparseSet:
         """Members of the set or of any of ``others``.
@@ -797,25 +876,24 @@ class SparseSet(MutableSet):
 
         Examples
         --------
-        >>> sorted(SparseSet.from_ids([1, 2, 3]).intersection([3, 2, 7]))
+        >>> sorted(SparseSet.from_ids([1, 2, 3]).intersection([3, 2, 7, "x"]))
         [2, 3]
         """
         out = self
         for other in others:
-            out = out._and(other) if isinstance(other, SparseSet) else out._keep(other)
+            if isinstance(other, SparseSet):
+                out = out._and(other)
+            else:
+                out = out.copy() if out is self else out
+                out._keep_only(ids_among(other)[0])
         return out.copy() if out is self else out
-
-    def _keep(self, other: Any) -> SparseSet:
-        out = self.copy()
-        out.keep_only(other)
-        return out
 
     def difference(self, *others: Any) -> SparseSet:
         """Members of the set that are in none of ``others``.
 
         Examples
         --------
-        >>> SparseSet.from_ids([1, 2, 3]).difference([2]).ids.tolist()
+        >>> SparseSet.from_ids([1, 2, 3]).difference([2, -5]).ids.tolist()
         [1, 3]
         """
         out = self.copy()
@@ -837,37 +915,37 @@ class SparseSet(MutableSet):
 
         Examples
         --------
-        >>> SparseSet.from_ids([1, 2]).issubset([2, 1, 5])
+        >>> SparseSet.from_ids([1, 2]).issubset([2, 1, 5, "x"])
         True
         """
         if isinstance(other, SparseSet):
             return self._le(other)
-        arr, scalar = as_ids(other)
-        reject_negative(arr, scalar)
+        arr, _ = ids_among(other)
         found = arr[self.contains(arr)]
         return np.unique(found).shape[0] == len(self)
 
     def issuperset(self, other: Any) -> bool:
-        """True if every id of ``other`` is a member.
+        """True if every element of ``other`` is a member.
 
         Examples
         --------
-        >>> SparseSet.from_ids([1, 2]).issuperset([2, 2])
-        True
+        >>> SparseSet.from_ids([1, 2]).issuperset([2, 2]), SparseSet().issuperset([-1])
+        (True, False)
         """
         if isinstance(other, SparseSet):
             return other._le(self)
-        arr, scalar = as_ids(other)
+        arr, others = ids_among(other)
         a = self._arrays
-        reject_negative(arr, scalar)
-        return kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
+        return not others and (
+            kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
+        )
 
     def update(self, *others: Any) -> None:
         """Add the ids of every one of ``others``.
 
         Examples
         --------
-        >>> s = SparseSet(); s.update([1, 2], [2, 3]); s.ids.tolist()
+        >>> s = SparseSet(); s.update([1, 2], {2: "b", 3: "c"}); s.ids.tolist()
         [1, 2, 3]
         """
         for other in others:
@@ -878,24 +956,30 @@ class SparseSet(MutableSet):
 
         Examples
         --------
-        >>> s = SparseSet.from_ids([1, 2, 3]); s.intersection_update([3, 1])
+        >>> s = SparseSet.from_ids([1, 2, 3]); s.intersection_update([3, 1, None])
         >>> sorted(s)
         [1, 3]
         """
         for other in others:
-            self.keep_only(other._members() if isinstance(other, SparseSet) else other)
+            if isinstance(other, SparseSet):
+                self._keep_only(other._members())
+            else:
+                self._keep_only(ids_among(other)[0])
 
     def difference_update(self, *others: Any) -> None:
         """Remove the ids of every one of ``others``.
 
         Examples
         --------
-        >>> s = SparseSet.from_ids([1, 2, 3]); s.difference_update([2])
+        >>> s = SparseSet.from_ids([1, 2, 3]); s.difference_update([2, -1])
         >>> s.ids.tolist()
         [1, 3]
         """
         for other in others:
-            self.discard(other._members() if isinstance(other, SparseSet) else other)
+            if isinstance(other, SparseSet):
+                self._discard(other._members())
+            else:
+                self._discard(ids_among(other)[0])
 
     def symmetric_difference_update(self, other: Any) -> None:
         """Remove the ids of ``other`` that are members, add the rest.
@@ -910,13 +994,13 @@ class SparseSet(MutableSet):
         present = self.contains(toggled)
         # Validate the additions first so a failure changes nothing.
         self._validate_add(toggled[~present], False, None)
-        self.discard(toggled[present])
+        self._discard(toggled[present])
         self.add(toggled[~present])
 
     def _inplace(self, other: Any, method: Any) -> Any:
         if not isinstance(other, AbstractSet):
             return NotImplemented
-        method(self, other if isinstance(other, SparseSet) else list(other))
+        method(self, other)
         return self
 
     def __ior__(self, other: Any) -> Any:
