@@ -6,6 +6,12 @@ add and remove them one by one, and walk a store's rows in place. From then
 on the container keeps its state *in* the twin: whatever either side does,
 including growth that reallocates the arrays, the other sees.
 
+A World store's twin takes entity handles instead of ids: it holds the
+world's generation and liveness arrays too, resolves each handle to its
+entity index, and refuses dead handles before touching any row (``add``
+raises ``ValueError``; ``contains`` is False, ``index`` -1, ``remove``
+False). Its ``ids`` are handles, computed into a new array on each access.
+
 numba cannot cache jitclasses (their type enters the cache key; numba issues
 #6522 and #9659), so a twin class is compiled in each process the first
 time ``.jit`` is used on a container of its shape, which takes about a
@@ -18,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import find, grown_length, push, swap_remove
+from .kernels import claim, find, grown_length, handles_of, live_index, swap_remove
 from .kernels.kinds import accepts, grow, in_range, row_limit
 
 #: One compiled class per column layout, built on first use.
@@ -28,54 +34,62 @@ _TEMPLATE = '''
 class Twin:
     """Per-element access to a sparse set (and its columns) from @njit code."""
 
-    def __init__(self, sparse, dense, n, epoch{column_args}):
+    def __init__(self, sparse, dense, n, epoch{entity_args}{column_args}):
         self.sparse = sparse
         self.dense = dense
         self.n = n
         self.epoch = epoch
+{entity_init}
 {column_init}
 
     @property
     def size(self):
         """Number of members."""
         return self.n
-
-    @property
-    def ids(self):
-        """The members in dense order (a view)."""
-        return self.dense[: self.n]
+{ids}
 {column_properties}
 
+    def _key(self, i):
+        """The key of ``i`` in the index, -1 if it can have none."""
+        return {key}
+
     def contains(self, i):
-        """Whether id ``i`` is a member."""
-        return find(self.sparse, self.dense, self.n, i) >= 0
+        """Whether ``i`` is a member."""
+        k = self._key(i)
+        return k >= 0 and find(self.sparse, self.dense, self.n, k) >= 0
 
     def index(self, i):
-        """Position of id ``i`` in dense order (its row), -1 if absent."""
-        return find(self.sparse, self.dense, self.n, i)
+        """Position of ``i`` in dense order (its row), -1 if absent."""
+        k = self._key(i)
+        if k < 0:
+            return -1
+        return find(self.sparse, self.dense, self.n, k)
 
     def add(self, i):
-        """Add id ``i`` with zeroed rows; True if it was new. Grows as needed."""
-        if not in_range(self.sparse, i):
-            raise ValueError("id is negative or outside the index's range")
-        self.epoch += 1
-        if find(self.sparse, self.dense, self.n, i) >= 0:
+        """Add ``i`` with zeroed rows; True if it was new. Grows as needed."""
+        k = self._key(i)
+        if k < 0 or not in_range(self.sparse, k):
+            raise ValueError("{add_error}")
+        if find(self.sparse, self.dense, self.n, k) >= 0:
             return False
-        while not accepts(self.sparse, i):
-            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, i)
+        # The index first: a flat index's size caps the rows dense may have.
+        while not accepts(self.sparse, k):
+            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, k)
         if self.n == self.dense.shape[0]:
             self._grow_rows()
-        n = self.n
-        self.n = push(self.sparse, self.dense, n, i)
-        while self.n == n:
-            self.sparse = grow(self.sparse, self.dense, n, n + 1, i)
-            self.n = push(self.sparse, self.dense, n, i)
+        while claim(self.sparse, self.dense, self.n, k) < 0:
+            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, k)
+        self.n += 1
+        self.epoch += 1
 {column_zero}
         return True
 
     def remove(self, i):
-        """Remove id ``i`` by swap-and-pop, moving its rows; False if absent."""
-        p = find(self.sparse, self.dense, self.n, i)
+        """Remove ``i`` by swap-and-pop, moving its rows; False if absent."""
+        k = self._key(i)
+        if k < 0:
+            return False
+        p = find(self.sparse, self.dense, self.n, k)
         if p < 0:
             return False
         self.n = swap_remove(self.sparse, self.dense, self.n, p)
@@ -90,8 +104,29 @@ class Twin:
 {column_grow}
 '''
 
+_IDS = '''
+    @property
+    def ids(self):
+        """The members in dense order (a view)."""
+        return self.dense[: self.n]
+'''
 
-def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]]) -> str:
+_HANDLE_IDS = '''
+    @property
+    def ids(self):
+        """The members' handles in dense order (a new array each time)."""
+        out = np.empty(self.n, np.int64)
+        handles_of(self.generations, self.dense[: self.n], out)
+        return out
+
+    def handle(self, k):
+        """The handle of the entity in row ``k``."""
+        i = self.dense[k]
+        return (np.int64(self.generations[i]) << 32) | np.int64(i)
+'''
+
+
+def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]], handles: bool) -> str:
     def lines(template: str) -> str:
         return "\n".join(
             template.format(name=name, shape=", ".join(map(str, shape)))
@@ -99,6 +134,23 @@ def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]]) -> str:
         )
 
     return _TEMPLATE.format(
+        entity_args=", generations, alive" if handles else "",
+        entity_init=(
+            "        self.generations = generations\n        self.alive = alive"
+            if handles
+            else ""
+        ),
+        ids=_HANDLE_IDS if handles else _IDS,
+        key=(
+            "live_index(self.generations, self.alive, self.alive.shape[0], i)"
+            if handles
+            else "i"
+        ),
+        add_error=(
+            "add takes live handles: this one is dead or was never created"
+            if handles
+            else "id is negative or outside the index's range"
+        ),
         column_args="".join(f", _col_{name}" for name, _, _ in columns),
         column_init=lines("        self._col_{name} = _col_{name}"),
         column_properties=lines(
@@ -115,11 +167,14 @@ def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]]) -> str:
     )
 
 
-def twin_class(state: Any, columns: dict[str, Any]) -> Any:
+def twin_class(
+    state: Any, columns: dict[str, Any], entities: tuple[Any, Any] | None = None
+) -> Any:
     """The jitclass for a state of this layout, compiled the first time.
 
     ``columns`` maps column name to ``(dtype, row_shape)``; the state holds
-    each column's full array as ``_col_<name>``.
+    each column's full array as ``_col_<name>``. ``entities`` is a world's
+    ``(generations, alive)`` for a twin that takes handles.
     """
     import numba
     from numba.experimental import jitclass
@@ -132,6 +187,7 @@ def twin_class(state: Any, columns: dict[str, Any]) -> Any:
         numba.typeof(state.sparse),
         numba.typeof(state.dense),
         tuple((name, dtype.str, shape) for name, dtype, shape in layout),
+        entities is not None,
     )
     cls = _CLASSES.get(key)
     if cls is None:
@@ -141,6 +197,11 @@ def twin_class(state: Any, columns: dict[str, Any]) -> Any:
             ("n", numba.int64),
             ("epoch", numba.int64),
         ]
+        if entities is not None:
+            spec += [
+                ("generations", numba.typeof(entities[0])),
+                ("alive", numba.typeof(entities[1])),
+            ]
         spec += [
             (f"_col_{name}", numba.typeof(getattr(state, f"_col_{name}")))
             for name, _, _ in layout
@@ -148,21 +209,30 @@ def twin_class(state: Any, columns: dict[str, Any]) -> Any:
         namespace = {
             "np": np,
             "accepts": accepts,
+            "claim": claim,
             "find": find,
             "grow": grow,
             "grown_length": grown_length,
+            "handles_of": handles_of,
             "in_range": in_range,
+            "live_index": live_index,
             "row_limit": row_limit,
-            "push": push,
             "swap_remove": swap_remove,
         }
-        exec(compile(_source(layout), "<sparseset.jit twin>", "exec"), namespace)
+        source = _source(layout, entities is not None)
+        exec(compile(source, "<sparseset.jit twin>", "exec"), namespace)
         cls = _CLASSES[key] = jitclass(spec)(namespace["Twin"])
     return cls
 
 
-def make_twin(state: Any, columns: dict[str, Any]) -> Any:
-    """A twin sharing ``state``'s arrays (no copy) and its ``n`` and ``epoch``."""
-    cls = twin_class(state, columns)
+def make_twin(
+    state: Any, columns: dict[str, Any], entities: tuple[Any, Any] | None = None
+) -> Any:
+    """A twin sharing ``state``'s arrays (no copy) and its ``n`` and ``epoch``;
+    with ``entities`` (a world's generations and liveness), one that takes
+    handles."""
+    cls = twin_class(state, columns, entities)
     arrays = [getattr(state, f"_col_{name}") for name in columns]
-    return cls(state.sparse, state.dense, state.n, state.epoch, *arrays)
+    return cls(
+        state.sparse, state.dense, state.n, state.epoch, *(entities or ()), *arrays
+    )

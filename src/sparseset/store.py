@@ -17,7 +17,7 @@ import numpy as np
 
 from . import kernels
 from ._ids import as_ids, describe, reject_negative
-from .sparse_set import SparseSet, _Arrays
+from .sparse_set import _INT64_END, SparseSet, _Arrays
 
 #: Names a column cannot take: the jit twin's own members.
 RESERVED_NAMES = frozenset(
@@ -124,6 +124,40 @@ def _words(column: np.ndarray) -> np.ndarray:
     return rows.view(np.uint8).view(_WORDS[word])
 
 
+def _all_integers(array: np.ndarray) -> bool:
+    """Whether ``array`` holds integers only (Python ints in an object array
+    included: numpy keeps those past 2**64 as objects)."""
+    if array.dtype.kind in "iu":
+        return True
+    return array.dtype.kind == "O" and all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in array.flat
+    )
+
+
+def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
+    """Raise ``ValueError`` naming the first value outside ``dtype``'s range
+    and its row (the position along the first axis)."""
+    info = np.iinfo(dtype)
+    if values.dtype.kind in "iu":
+        if not values.size or (
+            np.can_cast(values.dtype, dtype, casting="safe")
+            or (int(values.min()) >= info.min and int(values.max()) <= info.max)
+        ):
+            return
+        outside = (values < info.min) | (values > info.max)
+    else:
+        outside = np.frompyfunc(lambda v: not info.min <= v <= info.max, 1, 1)(
+            values
+        ).astype(bool)
+        if not outside.any():
+            return
+    where = np.unravel_index(int(np.argmax(outside)), values.shape)
+    raise ValueError(
+        f"{label}: value {values[where]} in row {where[0]} is outside the range "
+        f"of {dtype} [{info.min}, {info.max}]; nothing was changed"
+    )
+
+
 class ComponentStore:
     """Ids with named struct-of-arrays columns, aligned row for row.
 
@@ -161,6 +195,8 @@ class ComponentStore:
 
     def __init__(self, schema: Any, capacity: int = 0, index: str = "flat") -> None:
         self._schema = _parse_schema(schema)
+        #: Column name -> the state's attribute holding its full array.
+        self._attributes = {name: f"_col_{name}" for name in self._schema}
         self._keys = SparseSet(capacity, index)
         old = self._keys._arrays
         state = _StoreArrays(old.sparse, old.dense, old.n)
@@ -267,23 +303,33 @@ class ComponentStore:
 
     # -- values in, values out --------------------------------------------
 
+    def _column_label(self, name: str) -> str:
+        """How error messages call column ``name``."""
+        return f"column {name!r}"
+
     def _prepare(self, count: int, columns: dict[str, Any]) -> dict[str, np.ndarray]:
         """Cast and broadcast column values to ``(count, *row_shape)``.
 
         Raises before anything is changed: ``UnknownColumnError`` for a name
         the store lacks, ``TypeError`` for values that cannot be cast with
         ``casting="same_kind"``, ``ValueError`` for a shape that does not
-        broadcast.
+        broadcast or an integer that does not fit an integer column.
         """
         prepared = {}
         for name, value in columns.items():
             self._column(name)
             dtype, shape = self._schema[name]
+            label = self._column_label(name)
             array = np.asarray(value)
+            integers = dtype.kind in "iu" and _all_integers(array)
             # An empty list is float64 to numpy, yet has nothing to cast.
-            if array.size and not np.can_cast(array.dtype, dtype, casting="same_kind"):
+            if (
+                array.size
+                and not integers
+                and not np.can_cast(array.dtype, dtype, casting="same_kind")
+            ):
                 raise TypeError(
-                    f"column {name!r}: cannot cast {array.dtype} values to {dtype} "
+                    f"{label}: cannot cast {array.dtype} values to {dtype} "
                     f"(casting='same_kind')"
                 )
             if count == 0 and array.size == 0:
@@ -293,10 +339,14 @@ class ComponentStore:
                 array = np.broadcast_to(array, (count, *shape))
             except ValueError:
                 raise ValueError(
-                    f"column {name!r}: values of shape {array.shape} do not "
+                    f"{label}: values of shape {array.shape} do not "
                     f"broadcast to {(count, *shape)} ({count} ids, rows of "
                     f"shape {shape})"
                 ) from None
+            if integers:
+                # Any integer that fits goes in, whatever its dtype; one
+                # that does not would wrap around silently in a cast.
+                _check_fits(array, dtype, label)
             prepared[name] = np.ascontiguousarray(array, dtype=dtype)
         return prepared
 
@@ -336,12 +386,17 @@ class ComponentStore:
         new_n = self._keys._insert(arr, scalar, ids, positions)
         self._fit_columns()
         state.n = new_n
-        state.epoch += 1
+        if new_n != n:
+            state.epoch += 1
         for name in self._schema:
             if name not in values:
                 self._column(name)[n:new_n] = 0
         self._scatter(positions, values)
         return int(new_n - n)
+
+    def _key_of(self, id: int) -> int:
+        """One id (a non-negative Python int) as a key of this store's index."""
+        return id
 
     def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
         """``ids`` as the keys of this store's index, and whether it was one id."""
@@ -390,12 +445,32 @@ class ComponentStore:
         >>> store.get([5])["pos"].tolist(), store.get(4)["pos"].tolist()
         ([[3.0, 4.0]], [1.0, 2.0])
         """
+        if type(ids) is int and 0 <= ids < _INT64_END:
+            return self._get_one(self._key_of(ids), ids)
         positions, scalar = self._positions(ids)
         if scalar:
-            return {
-                name: self._column(name)[positions[0]].copy() for name in self._schema
-            }
+            return self._row(int(positions[0]))
         return {name: self._column(name)[positions] for name in self._schema}
+
+    def _get_one(self, key: int, source: Any) -> dict[str, Any]:
+        """The row of one key (an int64 id of the index), on the scalar
+        kernel; ``source`` is what the caller passed, for the message."""
+        state = self._keys._arrays
+        if isinstance(state, _Arrays):
+            p = kernels.find_one(state.parts, state.dense, state.n, key)
+        else:  # a jit twin holds the state
+            p = int(self._keys._index(np.array([key], np.int64), True)[0])
+        if p < 0:
+            raise KeyError(self._lacking(source, 0, True))
+        return self._row(p)
+
+    def _row(self, p: int) -> dict[str, Any]:
+        """Copies of row ``p`` of every column."""
+        state = self._keys._arrays
+        return {
+            name: getattr(state, column)[p].copy()
+            for name, column in self._attributes.items()
+        }
 
     @property
     def jit(self) -> Any:
@@ -428,9 +503,21 @@ class ComponentStore:
         if isinstance(state, _Arrays):
             from .jit import make_twin
 
-            state = make_twin(state, self._schema)
+            state = make_twin(state, self._schema, self._twin_entities())
             self._keys._arrays = state
         return state
+
+    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """What a twin needs to take handles instead of ids (none here)."""
+        return None
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # A store is a table, not an id array: np.asarray(store) used to be
+        # the ids, so np.allclose(store, x) compared ids without a word.
+        raise TypeError(
+            f"a {type(self).__name__} is not an array: use .ids for the ids, "
+            "store[name] for a column, or .get(ids) for rows"
+        )
 
     def __getitem__(self, name: str) -> np.ndarray:
         """A writable view of column ``name`` over the current members."""
@@ -661,6 +748,13 @@ class ComponentStore:
         self.add(state["ids"], **state["columns"])
 
 
+class _MapStore(ComponentStore):
+    """A SparseMap's store: its one column is the map's values to a user."""
+
+    def _column_label(self, name: str) -> str:
+        return "SparseMap values"
+
+
 class SparseMap(MutableMapping):
     """A mapping from integer id to one value, on a one-column store.
 
@@ -691,7 +785,7 @@ class SparseMap(MutableMapping):
     def __init__(
         self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "flat"
     ) -> None:
-        self._store = ComponentStore({"value": (dtype, shape)}, capacity, index)
+        self._store = _MapStore({"value": (dtype, shape)}, capacity, index)
 
     @property
     def store(self) -> ComponentStore:
@@ -758,6 +852,13 @@ class SparseMap(MutableMapping):
         True
         """
         return self._store.jit
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # Without this numpy would read a map as a sequence, m[0], m[1], ...
+        raise TypeError(
+            "a SparseMap is not an array: use .ids for the keys and .data "
+            "for the values"
+        )
 
     def __getitem__(self, key: Any) -> Any:
         return self._store.get(key)["value"]

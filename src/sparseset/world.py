@@ -25,7 +25,7 @@ from ._ids import as_ids, reject_negative
 from .group import Group
 from .index_kinds import KINDS, kind_named
 from .io import FormatError
-from .sparse_set import FLAT_LIMIT
+from .sparse_set import FLAT_LIMIT, _Arrays
 from .store import ComponentStore, _parse_schema
 from .view import View
 
@@ -144,6 +144,12 @@ class EntityStore(ComponentStore):
         if self._group is not None:
             self._group._admit(keys)
         return added
+
+    def _key_of(self, handle: int) -> int:
+        key = self._world._index_of(handle)
+        if key < 0:
+            self._keys_of(handle)  # raises DeadHandleError, saying why
+        return key
 
     def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
         handle = int(as_ids(ids)[0][k])
@@ -269,22 +275,49 @@ class EntityStore(ComponentStore):
 
     @property
     def jit(self) -> Any:
-        """The jit twin of this store, keyed by entity *index* (``h & 0xFFFFFFFF``).
+        """The jit twin of this store, for @njit systems; it takes handles.
 
-        Inside ``@njit`` code the twin sees indexes, not handles, and does
-        not check liveness; use it to walk rows (``js.size``, columns) and to
-        look up indexes of live entities. A store owned by a group has no
-        twin (``ValueError``): per-element changes would unpack the group.
+        As :attr:`ComponentStore.jit`, with entity handles where a store's
+        twin takes ids, checked against the world's generations inside
+        ``@njit`` code: ``contains(h)`` is False and ``index(h)`` -1 for a
+        dead handle, ``remove(h)`` returns False, and ``add(h)`` raises
+        ``ValueError``; none of them touches a row. ``ids`` gives the
+        handles (a new array each time: take it once, outside a loop) and
+        ``handle(k)`` the handle of row ``k``. A store owned by a group has
+        no twin (``ValueError``): per-element changes would unpack the
+        group.
 
         Examples
         --------
-        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
-        >>> w.add("hp", e, hp=[4, 5]); int(w["hp"].jit.hp.sum())
-        2
-        9
+        >>> from numba import njit
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+        >>> w.add("hp", e, hp=[4, 0, 5])
+        3
+        >>> @njit
+        ... def reap(js):
+        ...     k = 0
+        ...     while k < js.size:
+        ...         if js.hp[k] <= 0:
+        ...             js.remove(js.handle(k))  # the last row moved here
+        ...         else:
+        ...             k += 1
+        >>> reap(w["hp"].jit); w["hp"].ids.tolist() == [e[0], e[2]]
+        True
+        >>> w.destroy(e[0]); w["hp"].jit.contains(e[0])
+        1
+        False
         """
         self._refuse_if_owned("a jit twin")
         return super().jit
+
+    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._world._generations, self._world._alive
+
+    def _follow_entities(self) -> None:
+        """Hand a jit twin the world's entity arrays after they grew."""
+        state = self._keys._arrays
+        if not isinstance(state, _Arrays):
+            state.generations, state.alive = self._twin_entities()
 
     # -- queries ----------------------------------------------------------
 
@@ -414,6 +447,8 @@ class World:
             grown = np.zeros(length, old.dtype)
             grown[:current] = old
             setattr(self, name, grown)
+        for store in self._stores.values():
+            store._follow_entities()
 
     def create(self, n: int) -> np.ndarray:
         """Create ``n`` entities; returns their handles (int64).
@@ -465,6 +500,18 @@ class World:
             self._generations, self._alive, self._count, arr, keys, dead
         )
         return keys, scalar, first_dead, arr
+
+    def _index_of(self, handle: int) -> int:
+        """The index of ``handle``, a non-negative Python int, if it is
+        alive; else -1. For one handle, where a kernel call costs more."""
+        index = handle & kernels.INDEX_MASK
+        if (
+            index < self._count
+            and self._alive.item(index)
+            and self._generations.item(index) == handle >> kernels.INDEX_BITS
+        ):
+            return index
+        return -1
 
     def _resolve(self, handles: Any, consequence: str) -> tuple[np.ndarray, bool]:
         """Indexes of handles that must all be alive, else ``DeadHandleError``."""
