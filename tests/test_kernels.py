@@ -1058,14 +1058,16 @@ def test_entity_lifecycle():
 
 
 def test_destroy_retires_the_last_generation():
-    generations = np.array([4, 5, 5, 0], np.uint32)
-    alive = np.array([True, True, True, False])
-    free = np.full(4, -1, np.int32)
+    # Room for index 4 too: create_entities below hands it out fresh (its
+    # caller guarantees len(generations) >= count + len(out)).
+    generations = np.array([4, 5, 5, 0, 0], np.uint32)
+    alive = np.array([True, True, True, False, False])
+    free = np.full(5, -1, np.int32)
     free[0] = 3
     batch = np.array([1, 0, 2], np.int64)
     assert kernels.destroy_entities(generations, alive, free, 1, batch, 5) == (2, 3)
     # 0 moves to its last generation and is freed; 1 and 2 are retired
-    assert generations.tolist() == [5, 5, 5, 0]
+    assert generations.tolist() == [5, 5, 5, 0, 0]
     assert free[:2].tolist() == [3, 0]
     assert not alive.any()
     # no handle of a retired index resolves, at any generation
