@@ -1767,3 +1767,165 @@ def test_bad_input(victim, method, bad, exc, values, position):
     assert 20 not in victim
     assert victim.add(20) == 1
     assert_consistent(victim)
+
+
+# --------------------------------------------------------------------------
+# one plain int: the scalar paths give the batch paths' answers
+# --------------------------------------------------------------------------
+
+KINDS = ["flat", "paged", "hash"]
+#: Ids around each kind's edges: past capacity (growth), past the flat and
+#: paged ranges, at the top of the hash range.
+EDGE_IDS = [0, 1, 63, 64, 1_000, 2**31 - 1, 2**31, 2**48 - 1, 2**48, 2**63 - 1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "discard", "remove", "in", "contains", "index"]),
+            st.one_of(st.integers(0, 80), st.sampled_from(EDGE_IDS)),
+        ),
+        max_size=40,
+    )
+)
+def test_scalar_calls_match_batch_calls(kind, steps):
+    one = SparseSet(capacity=16, index=kind)
+    batch = SparseSet(capacity=16, index=kind)
+    for name, x in steps:
+
+        def call(s, arg, name=name):
+            if name == "in":
+                return arg in s
+            return getattr(s, name)(arg)
+
+        outcomes = []
+        for s, arg in ((one, x), (batch, np.array([x], np.uint64))):
+            try:
+                result = call(s, arg if name != "in" else x)
+            except (KeyError, ValueError) as error:
+                result = type(error)
+            if isinstance(result, np.ndarray):
+                result = result.tolist()[0]
+            outcomes.append(result)
+        assert outcomes[0] == outcomes[1], (name, x)
+        assert order(one) == order(batch)
+    assert_consistent(one)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_scalar_add_grows_and_rejects_like_the_batch(kind):
+    s = SparseSet(index=kind)
+    assert s.add(5_000) == 1 and s.add(5_000) == 0
+    with pytest.raises(ValueError, match="non-negative"):
+        s.add(-1)
+    with pytest.raises(ValueError, match=str(2**63)):
+        s.add(2**63)
+    assert order(s) == [5_000]
+    assert s.discard(2**70) == 0 and s.discard(5) == 0
+    with pytest.raises(KeyError, match="7 is not a member"):
+        s.remove(7)
+    assert s.remove(5_000) == 1 and len(s) == 0
+
+
+# --------------------------------------------------------------------------
+# mixed index kinds (DESIGN fine print): the left operand's kind, no crash
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["|", "^", "&", "-"])
+@pytest.mark.parametrize("right", KINDS)
+@pytest.mark.parametrize("left", KINDS)
+def test_mixed_kinds_combine_into_the_left_kind(left, right, op):
+    a_ids, b_ids = [1, 5, 70_000, 9], [100, 5, 2**20, 3]
+    a = SparseSet.from_ids(a_ids, index=left)
+    b = SparseSet.from_ids(b_ids, index=right)
+    result = {"|": a | b, "^": a ^ b, "&": a & b, "-": a - b}[op]
+    expected = {
+        "|": set(a_ids) | set(b_ids),
+        "^": set(a_ids) ^ set(b_ids),
+        "&": set(a_ids) & set(b_ids),
+        "-": set(a_ids) - set(b_ids),
+    }[op]
+    assert result.kind == left
+    assert members(result) == expected
+    for x in expected:
+        assert x in result
+    assert_consistent(result)
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "big"),
+    [("flat", "hash", 2**40), ("flat", "paged", 2**40), ("paged", "hash", 2**50)],
+)
+@pytest.mark.parametrize("op", ["|", "^", "|=", "^=", "union", "update"])
+def test_a_member_the_left_kind_cannot_hold_raises_and_changes_nothing(
+    left, right, big, op
+):
+    a = SparseSet.from_ids([1, 2], index=left)
+    b = SparseSet.from_ids([100, big], index=right)
+    with pytest.raises(ValueError, match=str(big)):
+        if op == "|":
+            a | b
+        elif op == "^":
+            a ^ b
+        elif op == "|=":
+            a |= b
+        elif op == "^=":
+            a ^= b
+        else:
+            getattr(a, op)(b)
+    assert order(a) == [1, 2]
+    # the same members that do fit combine fine, and the intersection needs none
+    assert members(a & b) == set()
+    assert members(a - b) == {1, 2}
+
+
+def test_the_reported_crash_flat_or_hash():
+    # Issue 12, finding 1: the result listed 100 while `100 in r` was False,
+    # then the process aborted.
+    r = SparseSet.from_ids([1]) | SparseSet.from_ids([100], index="hash")
+    assert sorted(r) == [1, 100] and 100 in r and r.kind == "flat"
+    assert_consistent(r)
+
+
+# --------------------------------------------------------------------------
+# an add that adds nothing changes nothing, checkpoints included
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    "noop",
+    [
+        lambda s: s.add(2),
+        lambda s: s.add([2, 3, 2]),
+        lambda s: s.add([]),
+        lambda s: s.add(np.empty(0, np.uint8)),
+        lambda s: s.update([3], []),
+        lambda s: s.__ior__(SparseSet()),
+        lambda s: s.__ior__({2}),
+    ],
+    ids=["one", "batch", "empty-list", "empty-array", "update", "ior-empty", "ior"],
+)
+def test_an_add_that_adds_nothing_keeps_checkpoints(kind, noop):
+    s = SparseSet.from_ids([1, 2, 3], index=kind)
+    token = s.checkpoint()
+    s.discard(1)
+    noop(s)
+    s.rollback(token)
+    assert members(s) == {1, 2, 3}
+    s.discard(1)
+    s.add(1)  # adds a member: now the token is gone
+    with pytest.raises(ValueError, match="not a live checkpoint"):
+        s.rollback(token)
+
+
+def test_sets_are_weakly_referenceable_and_unhashable():
+    import weakref
+
+    s = SparseSet.from_ids([1])
+    ref = weakref.ref(s)
+    assert ref() is s
+    with pytest.raises(TypeError):
+        hash(s)

@@ -1732,3 +1732,150 @@ class TestSort:
         assert dict(m) == want
         assert m.index(7) == 3
         assert m.contains([9, 5]).tolist() == [True, False]
+
+
+# --------------------------------------------------------------------------
+# integer columns: any integer that fits goes in, one that does not raises
+# (DESIGN fine print, "Store inputs")
+# --------------------------------------------------------------------------
+
+INTEGER_COLUMNS = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]
+
+
+@pytest.mark.parametrize("column", INTEGER_COLUMNS)
+@pytest.mark.parametrize("source", ["list", "int64", "uint64", "int8"])
+def test_integers_that_fit_go_into_any_integer_column(column, source):
+    info = np.iinfo(column)
+    candidates = {
+        "list": [info.min, -100, 0, 100, info.max],
+        "int64": [max(info.min, -(2**63)), 0, min(info.max, 2**63 - 1)],
+        "uint64": [0, 7, min(info.max, 2**64 - 1)],
+        "int8": [-128, -3, 0, 100, 127],
+    }[source]
+    values = [v for v in candidates if info.min <= v <= info.max]
+    ids = list(range(len(values)))
+    given = values if source == "list" else np.array(values, dtype=source)
+    store = ComponentStore({"x": column})
+    assert store.add(ids, x=given) == len(ids)
+    assert store["x"].tolist() == values
+    store.set(ids[-1], x=values[0])  # one Python int, into any integer column
+    assert store.get(ids[-1])["x"] == values[0]
+
+
+@pytest.mark.parametrize(
+    ("column", "bad"),
+    [
+        ("i2", 70_000),
+        ("i2", -40_000),
+        ("i4", 2**40),
+        ("u1", 256),
+        ("u1", -1),
+        ("u8", -1),
+        ("i8", 2**63),
+        ("u8", 2**64),
+        ("i1", 2**70),
+    ],
+)
+def test_an_integer_that_does_not_fit_raises_naming_column_value_and_row(column, bad):
+    store = ComponentStore({"x": column, "y": "f8"})
+    store.add([1, 2], x=[1, 2], y=[0.5, 1.5])
+    snap = snapshot(store)
+    with pytest.raises(ValueError) as info:
+        store.add([5, 1, 6], x=[3, bad, 4], y=1.0)
+    message = str(info.value)
+    assert "'x'" in message and str(bad) in message and "row 1" in message
+    assert_unchanged(store, snap)
+    with pytest.raises(ValueError, match=str(bad)):
+        store.set(2, x=bad)
+    with pytest.raises(ValueError, match=str(bad)):
+        store["x"] = bad
+    assert_unchanged(store, snap)
+
+
+def test_an_out_of_range_value_in_a_row_vector_names_its_row():
+    store = ComponentStore({"rgb": ("u1", 3)})
+    with pytest.raises(ValueError, match=r"300 in row 2"):
+        store.add([1, 2, 3], rgb=[[0, 0, 0], [1, 2, 3], [255, 300, 0]])
+    assert len(store) == 0
+
+
+def test_floats_and_strings_still_do_not_go_into_integer_columns():
+    store = ComponentStore({"x": "i4"})
+    with pytest.raises(TypeError, match="float64"):
+        store.add([1], x=1.5)
+    with pytest.raises(TypeError):
+        store.add([1], x="7")
+    assert len(store) == 0
+
+
+def test_sparse_map_errors_speak_of_its_values_not_an_internal_column():
+    m = SparseMap("u1")
+    m[5] = 3  # a Python int into uint8: it fits
+    assert m[5] == 3
+    with pytest.raises(ValueError) as info:
+        m[6] = 300
+    assert "SparseMap values" in str(info.value) and "'value'" not in str(info.value)
+    with pytest.raises(TypeError, match="SparseMap values"):
+        m[7] = 1.5
+    assert sorted(m) == [5]
+
+
+# --------------------------------------------------------------------------
+# a store is a table, not an id array
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        lambda: make_store(),
+        lambda: SparseMap("f8"),
+    ],
+    ids=["store", "map"],
+)
+def test_asarray_of_a_store_or_map_raises_and_says_what_to_use(container):
+    c = container()
+    with pytest.raises(TypeError, match=r"\.ids"):
+        np.asarray(c)
+    with pytest.raises(TypeError):
+        np.allclose(c, 0.1)
+
+
+# --------------------------------------------------------------------------
+# one id: the scalar paths answer as the batch paths do
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+def test_get_of_one_id_matches_the_batch_get(kind):
+    store = ComponentStore(SCHEMA, index=kind)
+    ids = [4, 9, 1, 7]
+    store.add(
+        ids, pos=[rows_of(i)["pos"] for i in ids], hp=[rows_of(i)["hp"] for i in ids]
+    )
+    store.discard(9)
+    for i in (4, 1, 7):
+        one, batch = store.get(i), store.get([i])
+        for name in SCHEMA:
+            np.testing.assert_array_equal(one[name], batch[name][0])
+        # a copy, not a view of the column
+        one["pos"][...] = -1
+        assert store.get(i)["pos"].tolist() == rows_of(i)["pos"]
+    for absent in (9, 3, 2**40, 2**63 - 1):
+        with pytest.raises(KeyError, match=str(absent)):
+            store.get(absent)
+    with pytest.raises(ValueError, match="non-negative"):
+        store.get(-1)
+    store.jit  # noqa: B018 - the twin now holds the state: the slow path answers
+    assert store.get(7)["hp"] == rows_of(7)["hp"]
+
+
+def test_adding_only_existing_ids_keeps_a_store_checkpoint_valid():
+    store = ComponentStore({"hp": "i4"})
+    store.add([1, 2, 3], hp=[1, 2, 3])
+    keys = store._keys
+    token = keys.checkpoint()
+    store.discard(1)
+    assert store.add([2, 3], hp=[20, 30]) == 0  # replaced values, no new member
+    keys.rollback(token)
+    assert sorted(store) == [1, 2, 3]

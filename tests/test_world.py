@@ -6,6 +6,7 @@ drives all of it against a model is in ``test_world_state.py``.
 
 import numpy as np
 import pytest
+from numba import njit
 
 from sparseset import (
     ComponentStore,
@@ -637,3 +638,84 @@ def test_sort_as_refuses_stores_it_cannot_read_as_entities():
         w["hp"].sort_as(other["hp"])
     with pytest.raises(TypeError, match="plain ids"):
         w["hp"].sort_as(ComponentStore({}))
+
+
+# -- a World store's jit twin takes handles ------------------------------------
+
+
+@njit
+def _twin_probe(js, h):
+    return js.contains(h), js.index(h)
+
+
+@njit
+def _twin_add(js, h):
+    return js.add(h)
+
+
+@njit
+def _twin_remove(js, h):
+    return js.remove(h)
+
+
+@njit
+def _twin_handles(js):
+    out = np.empty(js.size, np.int64)
+    for k in range(js.size):
+        out[k] = js.handle(k)
+    return out, js.ids
+
+
+def test_twin_answers_for_live_handles_and_refuses_dead_ones(recycled):
+    w, stale, new = recycled
+    js = w["hp"].jit
+    before = snapshot(w)
+    assert _twin_probe(js, new) == (True, w["hp"].index(new))
+    assert _twin_probe(js, stale) == (False, -1)
+    assert _twin_remove(js, stale) is False
+    with pytest.raises(ValueError, match="live handles"):
+        _twin_add(js, stale)
+    never = 2**40 + 5  # index 5 was never created
+    assert _twin_probe(js, never) == (False, -1)
+    with pytest.raises(ValueError, match="live handles"):
+        _twin_add(js, never)
+    assert snapshot(w) == before  # no row was touched
+    assert w.get("hp", int(new))["hp"] == 99
+
+
+def test_twin_adds_and_removes_live_entities_the_world_sees():
+    w, e = make_world(4)
+    js = w["hp"].jit
+    assert _twin_add(js, e[2]) is True and _twin_add(js, e[2]) is False
+    assert w.has("hp", e).tolist() == [False, False, True, False]
+    # the store's own ids are live handles: get works on them
+    assert w.get("hp", w["hp"].ids)["hp"].tolist() == [0]
+    handles, ids = _twin_handles(js)
+    assert handles.tolist() == ids.tolist() == w["hp"].ids.tolist()
+    assert _twin_remove(js, e[2]) is True and len(w["hp"]) == 0
+
+
+def test_twin_follows_the_world_when_its_entity_arrays_grow():
+    w = World()
+    w.register("hp", "i4")
+    js = w["hp"].jit
+    many = w.create(5_000)  # reallocates the world's generation arrays
+    assert _twin_add(js, many[-1]) is True
+    w.destroy(many[-1])
+    reused = w.create(1)[0]
+    assert _twin_probe(js, many[-1]) == (False, -1)
+    assert _twin_add(js, reused) is True
+    assert w["hp"].ids.tolist() == [reused]
+
+
+def test_get_of_one_python_int_handle_matches_the_batch_get(recycled):
+    w, stale, new = recycled
+    assert w.get("hp", int(new)) == {"hp": 99}
+    assert w.get("hp", int(new))["hp"] == w.get("hp", [new])["hp"][0]
+    with pytest.raises(DeadHandleError, match="dead"):
+        w.get("hp", int(stale))
+    with pytest.raises(DeadHandleError, match="never created"):
+        w.get("hp", 2**62)
+    w2, e = make_world(2)
+    with pytest.raises(KeyError, match="no 'hp' component"):
+        w2.get("hp", int(e[0]))

@@ -124,6 +124,11 @@ def _words(column: np.ndarray) -> np.ndarray:
     return rows.view(np.uint8).view(_WORDS[word])
 
 
+def _nested(value: Any) -> bool:
+    """Whether ``value`` is a (nested) list or tuple, not an array."""
+    return isinstance(value, list | tuple)
+
+
 def _all_integers(array: np.ndarray) -> bool:
     """Whether ``array`` holds integers only (Python ints in an object array
     included: numpy keeps those past 2**64 as objects)."""
@@ -321,6 +326,10 @@ class ComponentStore:
             dtype, shape = self._schema[name]
             label = self._column_label(name)
             array = np.asarray(value)
+            if dtype.kind in "iu" and array.dtype.kind == "f" and _nested(value):
+                # numpy makes floats of Python ints past int64 mixed with
+                # others ([3, 2**63]): keep them exact, as objects.
+                array = np.array(value, dtype=object)
             integers = dtype.kind in "iu" and _all_integers(array)
             # An empty list is float64 to numpy, yet has nothing to cast.
             if (
