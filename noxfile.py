@@ -4,6 +4,8 @@ Sessions run on the interpreter nox itself runs on (no ``python=`` pin), each
 in its own virtualenv, so they need no Python version that is not installed.
 """
 
+import os
+
 import nox
 
 nox.options.sessions = ["tests", "lint"]
@@ -16,6 +18,28 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (extra pytest arguments after ``--``)."""
     session.install("-e", ".[test]")
     session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session
+def boundscheck(session: nox.Session) -> None:
+    """The kernel, state-machine and algebra tests with bounds checks compiled in.
+
+    ``NUMBA_BOUNDSCHECK=1`` turns an out-of-bounds access in any kernel into
+    an ``IndexError``, so it fails a test instead of corrupting memory. numba
+    keys its on-disk cache without that setting, so the run compiles into a
+    cache directory of its own. The tests are those marked ``boundscheck``
+    (listed in ``tests/conftest.py``).
+    """
+    session.install("-e", ".[test]")
+    cache = os.path.join(session.create_tmp(), "numba-boundscheck-cache")
+    session.run(
+        "pytest",
+        "-q",
+        "-m",
+        "boundscheck",
+        *session.posargs,
+        env={"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": cache},
+    )
 
 
 @nox.session

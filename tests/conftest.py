@@ -11,7 +11,23 @@ types, which can take seconds, so no profile has a deadline.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+#: The kernel, state-machine and algebra tests. ``nox -s boundscheck`` and
+#: CI run them again with numba's bounds checks compiled in
+#: (``NUMBA_BOUNDSCHECK=1``), so an out-of-bounds access in a kernel fails a
+#: test instead of corrupting memory.
+BOUNDS_CHECKED = {
+    "test_cpython_set.py",
+    "test_index_kinds.py",
+    "test_jit.py",
+    "test_kernels.py",
+    "test_sparse_set.py",
+    "test_sparse_set_state.py",
+    "test_store_state.py",
+    "test_world_state.py",
+}
 
 _COMMON = {
     "deadline": None,
@@ -36,3 +52,9 @@ def _profile_name() -> str:
 
 
 settings.load_profile(_profile_name())
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in BOUNDS_CHECKED:
+            item.add_marker(pytest.mark.boundscheck)
