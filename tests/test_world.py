@@ -719,3 +719,13 @@ def test_get_of_one_python_int_handle_matches_the_batch_get(recycled):
     w2, e = make_world(2)
     with pytest.raises(KeyError, match="no 'hp' component"):
         w2.get("hp", int(e[0]))
+
+
+def test_in_answers_any_hashable_as_set_does(recycled):
+    w, stale, new = recycled
+    store = w["hp"]
+    assert new in store and int(new) in store and stale not in store
+    for odd in (-1, "x", None, 1.5, 2**70, np.int8(-3)):
+        assert odd not in store
+    with pytest.raises(TypeError, match="unhashable"):
+        _ = [new] in store

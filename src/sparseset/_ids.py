@@ -132,12 +132,13 @@ def ids_among(values: Any) -> tuple[np.ndarray, bool]:
     return arr, False
 
 
-def one_id(x: Any) -> int | None:
+def one_id(x: Any, what: str = "id") -> int | None:
     """``x`` as one id for ``x in s``, or None where it cannot be one.
 
     As ``set`` answers ``in``: any hashable ``x`` gets an answer (a
     negative, a float, a string or ``None`` is simply not a member), and
-    an unhashable one raises ``TypeError``.
+    an unhashable one raises ``TypeError``. ``what`` names an id in the
+    message (a World store takes handles).
 
     Examples
     --------
@@ -157,7 +158,7 @@ def one_id(x: Any) -> int | None:
             hash(x)
         except TypeError as error:
             raise TypeError(
-                f"{error}; `in` takes one id: use contains(ids) for a batch"
+                f"{error}; `in` takes one {what}: use contains({what}s) for a batch"
             ) from None
         return None
     return int(x) if x >= 0 else None

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import io, kernels
-from ._ids import as_ids, reject_negative
+from ._ids import as_ids, one_id, reject_negative
 from .group import Group
 from .index_kinds import KINDS, kind_named
 from .io import FormatError
@@ -370,9 +370,13 @@ class EntityStore(ComponentStore):
         return ids
 
     def __contains__(self, x: object) -> bool:
-        if (isinstance(x, np.ndarray) and x.ndim > 0) or isinstance(x, list | tuple):
-            raise TypeError("`in` takes one handle; use contains(handles) for a batch")
-        return bool(self.contains(x))
+        # As set's `in`: any hashable x gets an answer; only a live handle
+        # can have the component.
+        handle = one_id(x, "handle")
+        if handle is None or handle >= 2**63:
+            return False
+        key = self._world._index_of(handle)
+        return key >= 0 and key in self._keys
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())
