@@ -187,6 +187,14 @@ class ComponentStore:
     shrink the member count, so a view taken before them is longer than the
     store. No data is ever lost by growing.
 
+    A store is a table, not an array: ``np.asarray(store)`` raises
+    ``TypeError`` (use ``store.ids``, ``store[name]`` or ``store.get(ids)``),
+    so ``np.allclose(store, x)`` cannot compare ids by mistake.
+
+    Integer values of any dtype (Python ints included) go into any integer
+    column when they fit; one that does not raises ``ValueError`` naming the
+    column, the value and its row, and nothing changes.
+
     Examples
     --------
     >>> import numpy as np
