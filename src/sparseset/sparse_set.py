@@ -12,8 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -48,18 +47,34 @@ class _Arrays:
     Kept apart from the set so that its jit twin can stand in for it: the
     twin has the same attributes, so once it exists the set and the twin
     share one state. ``epoch`` counts the changes that invalidate
-    checkpoints (adds, clears, sorts, growth), wherever they happen.
-    ``parts`` is the index as the scalar kernels take it, kept in step
-    with ``sparse``.
+    checkpoints (adds of new members, clears, sorts, growth), wherever they
+    happen; ``marks`` and ``depth`` are the checkpoint stack, ``stamp`` the
+    next checkpoint's stamp and ``owner`` the set's serial, which its
+    tokens carry (see :mod:`sparseset.kernels.marks`). ``parts`` is the
+    index as the scalar kernels take it, kept in step with ``sparse``.
     """
 
-    __slots__ = ("_sparse", "dense", "epoch", "n", "parts")
+    __slots__ = (
+        "_sparse",
+        "dense",
+        "depth",
+        "epoch",
+        "marks",
+        "n",
+        "owner",
+        "parts",
+        "stamp",
+    )
 
     def __init__(self, sparse: Any, dense: np.ndarray, n: int) -> None:
         self.sparse = sparse
         self.dense = dense
         self.n = n
         self.epoch = 0
+        self.marks = kernels.marks.empty_marks()
+        self.depth = 0
+        self.stamp = 0
+        self.owner = next(_set_serial)
 
     @property
     def sparse(self) -> Any:
@@ -71,14 +86,18 @@ class _Arrays:
         self.parts = kernels.kinds.parts_of(index)
 
 
-@dataclass(frozen=True)
-class Checkpoint:
-    """A token from :meth:`SparseSet.checkpoint`; pass it to ``rollback``."""
+class Checkpoint(NamedTuple):
+    """A token from :meth:`SparseSet.checkpoint`; pass it to ``rollback``.
+
+    ``owner`` names the set, ``serial`` the checkpoint's place in its
+    stack and ``stamp`` the checkpoint itself. A jit twin's
+    ``checkpoint()`` returns the same three numbers as a plain tuple, and
+    either side rolls back to either's tokens.
+    """
 
     owner: int
     serial: int
-    size: int
-    epoch: int
+    stamp: int
 
 
 class SparseSet(MutableSet):
@@ -119,7 +138,7 @@ class SparseSet(MutableSet):
     (True, dtype('int64'))
     """
 
-    __slots__ = ("__weakref__", "_arrays", "_checkpoints", "_kind", "_serial")
+    __slots__ = ("__weakref__", "_arrays", "_kind")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
@@ -127,8 +146,6 @@ class SparseSet(MutableSet):
         capacity = kind.check_capacity(capacity)
         self._kind = kind
         self._arrays = _Arrays(kind.new(capacity), np.empty(capacity, kind.id_dtype), 0)
-        self._serial = next(_set_serial)
-        self._checkpoints: list[Checkpoint] = []
 
     # -- construction -----------------------------------------------------
 
@@ -179,8 +196,6 @@ class SparseSet(MutableSet):
         rows = min(members, kind.row_limit(index))
         out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
         out._kind = kind
-        out._serial = next(_set_serial)
-        out._checkpoints = []
         return out
 
     def _fill(self, members: np.ndarray) -> None:
@@ -339,14 +354,17 @@ class SparseSet(MutableSet):
 
     @property
     def jit(self) -> Any:
-        """A jitclass twin sharing this set's arrays, for @njit code.
+        """A twin sharing this set's arrays, for ``@njit`` code.
 
         It has ``contains(i)``, ``index(i)``, ``add(i)`` (True if new; grows
-        inside njit), ``remove(i)`` (False if absent), ``size`` and ``ids``.
-        Built on first use, about a second per process (numba cannot cache
-        jitclasses); afterwards the set and the twin share one state, so
-        what either changes, the other sees. Removals through the twin are
-        covered by checkpoints; adds invalidate them.
+        inside njit), ``remove(i)`` (False if absent), ``size`` and ``ids``,
+        and for backtracking ``checkpoint()``, ``rollback(token)``,
+        ``keep_only(ids)``, ``discard(ids)`` and ``pop()``, with the Python
+        methods' semantics (tokens from either side work on the other). Its
+        type is cacheable, so a ``@njit(cache=True)`` function taking it
+        compiles once per machine (see :mod:`sparseset.jit`). From the first
+        use on, the set and the twin share one state: what either changes,
+        the other sees. Asking again returns the same twin.
 
         Examples
         --------
@@ -424,7 +442,7 @@ class SparseSet(MutableSet):
         record = np.empty(0, np.int64) if positions is None else positions
         validated = False
         top = -1
-        if self._checkpoints and self._checkpoints[-1].epoch == a.epoch:
+        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
             # Appends overwrite dense past n, where the ids removed since a
             # live checkpoint wait: a batch that may fail must fail first.
             top = self._validate_add(arr, scalar, source)
@@ -602,11 +620,10 @@ class SparseSet(MutableSet):
         [1, 2, 3]
         """
         a = self._arrays
-        stack = self._checkpoints
-        if stack and stack[-1].epoch != a.epoch:
-            stack.clear()  # all stale: the epoch only moves forward
-        token = Checkpoint(self._serial, len(stack), a.n, a.epoch)
-        stack.append(token)
+        marks, depth = kernels.marks.push_mark(a.marks, a.depth, a.n, a.epoch, a.stamp)
+        a.marks, a.depth = marks, depth
+        token = Checkpoint(a.owner, depth - 1, a.stamp)
+        a.stamp += 1
         return token
 
     def rollback(self, token: Checkpoint) -> None:
@@ -623,14 +640,13 @@ class SparseSet(MutableSet):
         1
         2
         """
-        stack = self._checkpoints
-        if (
-            not isinstance(token, Checkpoint)
-            or token.owner != self._serial
-            or token.serial >= len(stack)
-            or stack[token.serial] is not token
-            or token.epoch != self._arrays.epoch
-        ):
+        a = self._arrays
+        count = -1
+        if _is_token(token) and token[0] == a.owner:
+            count = kernels.marks.marked_count(
+                a.marks, a.depth, a.epoch, token[1], token[2]
+            )
+        if count < 0:
             raise ValueError(
                 f"{token!r} is not a live checkpoint of this set: an add, clear, "
                 "sort or growth since it was taken, or a rollback to an older "
@@ -638,10 +654,9 @@ class SparseSet(MutableSet):
             )
         # Removals only swap ids past n, so restoring n restores them; a hash
         # index erased them, and gets them back.
-        a = self._arrays
-        kernels.reindex(a.sparse, a.dense, a.n, token.size)
-        a.n = token.size
-        del stack[token.serial + 1 :]
+        kernels.reindex(a.sparse, a.dense, a.n, count)
+        a.n = int(count)
+        a.depth = int(token[1]) + 1
 
     # -- queries ----------------------------------------------------------
 
@@ -1014,6 +1029,16 @@ class SparseSet(MutableSet):
 
     def __ixor__(self, other: Any) -> Any:
         return self._inplace(other, SparseSet.symmetric_difference_update)
+
+
+def _is_token(token: Any) -> bool:
+    """Whether ``token`` has a checkpoint's shape: three integers (a
+    :class:`Checkpoint`, or the plain tuple a jit twin returns)."""
+    return (
+        isinstance(token, tuple)
+        and len(token) == 3
+        and all(isinstance(v, int | np.integer) for v in token)
+    )
 
 
 def _threaded(arr: np.ndarray) -> bool:

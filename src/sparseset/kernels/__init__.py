@@ -9,7 +9,7 @@ call with ``cache=True`` and specialise on the id dtype and the index kind
 through numba's own typing, so each operation is written once.
 """
 
-from . import flat, hashed, kinds, paged
+from . import flat, hashed, kinds, marks, paged
 from .algebra import filter_into
 from .batch import (
     add,
@@ -76,6 +76,7 @@ __all__ = [
     "keep_only",
     "kinds",
     "live_index",
+    "marks",
     "move_index",
     "pack_back",
     "pack_front",
