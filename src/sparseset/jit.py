@@ -1,238 +1,747 @@
-"""jit twins: jitclass objects that share a container's arrays inside @njit code.
+"""jit twins: structref objects that share a container's state inside @njit code.
 
-``s.jit`` (and ``store.jit``) hands out an instance of a jitclass holding the
-very arrays the container owns, so a user's ``@njit`` system can look ids up,
-add and remove them one by one, and walk a store's rows in place. From then
-on the container keeps its state *in* the twin: whatever either side does,
-including growth that reallocates the arrays, the other sees.
+``s.jit`` (and ``store.jit``, ``world[name].jit``) hands out a :class:`Twin`
+holding the very arrays the container owns, so a user's ``@njit`` system can
+look ids up, add and remove them one by one, walk a store's rows in place
+and, on a set, checkpoint and roll back. From then on the container keeps
+its state *in* the twin: whatever either side does, including growth that
+reallocates the arrays, the other sees.
 
-A World store's twin takes entity handles instead of ids: it holds the
-world's generation and liveness arrays too, resolves each handle to its
-entity index, and refuses dead handles before touching any row (``add``
-raises ``ValueError``; ``contains`` is False, ``index`` -1, ``remove``
-False). Its ``ids`` are handles, computed into a new array on each access.
+A twin is a numba ``structref`` whose type (:class:`TwinType`) is declared
+here, at module level, and parametrised only by its fields' types. numba
+can therefore pickle it into a cache index: a user's ``@njit(cache=True)``
+function that takes a twin compiles once per machine, as one on plain
+arrays does. (jitclass types carry a per-process id and cannot be cached:
+numba issues #6522 and #9659; structref types made per call cannot either:
+#9030, #10021.)
 
-numba cannot cache jitclasses (their type enters the cache key; numba issues
-#6522 and #9659), so a twin class is compiled in each process the first
-time ``.jit`` is used on a container of its shape, which takes about a
-second per distinct schema; the batch methods never need it.
+Fields mirror the containers' state (``sparse``, ``dense``, ``n``,
+``epoch``, the checkpoint stack ``marks``/``depth``/``stamp``/``owner``,
+each column as ``_col_<name>``, and a World store's ``generations`` and
+``alive``). In ``@njit`` code a twin offers:
+
+- ``size`` (the member count), ``ids`` (the members in dense order; for a
+  World store, their handles in a new array), one attribute per column
+  (``js.pos``: the members' rows);
+- ``contains(i)``, ``index(i)``, ``add(i)`` (True if new; zeroed rows;
+  grows), ``remove(i)`` (False if absent);
+- on a set: ``checkpoint()``, ``rollback(token)``, ``keep_only(ids)``,
+  ``discard(ids)`` and ``pop()``, with the Python methods' semantics;
+- on a World store: handles instead of ids, checked against the world's
+  generations (``contains`` False, ``index`` -1, ``remove`` False for a dead
+  handle, ``add`` raises ``ValueError``), and ``handle(k)`` for row ``k``.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
+import numba
 import numpy as np
+from numba import njit, types
+from numba.core import cgutils, imputils
+from numba.core.datamodel import default_manager, models
+from numba.core.typing.templates import AttributeTemplate
+from numba.experimental import structref
+from numba.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    lower_setattr_generic,
+    overload_method,
+    register_jitable,
+)
 
-from .kernels import claim, find, grown_length, handles_of, live_index, swap_remove
+from .kernels import (
+    claim,
+    find,
+    grown_length,
+    handles_of,
+    keep_only,
+    live_index,
+    reindex,
+    swap_remove,
+    unindex,
+)
 from .kernels.kinds import accepts, grow, in_range, row_limit
+from .kernels.marks import marked_count, push_mark
 
-#: One compiled class per column layout, built on first use.
-_CLASSES: dict[tuple[Any, ...], Any] = {}
+#: Fields every twin has, in this order; columns and entities follow.
+BASE_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owner")
+#: A World store's twin also holds the world's entity arrays.
+ENTITY_FIELDS = ("generations", "alive")
+COLUMN_PREFIX = "_col_"
 
-_TEMPLATE = '''
-class Twin:
-    """Per-element access to a sparse set (and its columns) from @njit code."""
 
-    def __init__(self, sparse, dense, n, epoch{entity_args}{column_args}):
-        self.sparse = sparse
-        self.dense = dense
-        self.n = n
-        self.epoch = epoch
-{entity_init}
-{column_init}
+class TwinType(types.StructRef):
+    """The numba type of a twin: a struct of the container's state."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+default_manager.register(TwinType, models.StructRefModel)
+
+
+def _columns(twin: TwinType) -> list[str]:
+    """The column names of a twin type, in schema order."""
+    return [
+        name[len(COLUMN_PREFIX) :]
+        for name, _ in twin._fields
+        if name.startswith(COLUMN_PREFIX)
+    ]
+
+
+def _takes_handles(twin: TwinType) -> bool:
+    return "generations" in twin.field_dict
+
+
+def _view_type(context: Any, array: types.Array) -> Any:
+    """The type of ``array[:n]``."""
+    signature = context.resolve_function_type(
+        operator.getitem, (array, types.slice2_type), {}
+    )
+    return signature.return_type
+
+
+# -- attributes: fields, and size / ids / columns as views of the members --
+
+
+def _read(data: Any, name: str) -> Any:
+    """Field ``name`` of a twin's payload (by position: cgutils structures
+    take names with a leading underscore for their own attributes)."""
+    return data[data._datamodel.get_field_position(name)]
+
+
+def _write(data: Any, name: str, value: Any) -> None:
+    data[data._datamodel.get_field_position(name)] = value
+
+
+@infer_getattr
+class _TwinAttributes(AttributeTemplate):
+    key = TwinType
+
+    def generic_resolve(self, twin: TwinType, attr: str) -> Any:
+        fields = twin.field_dict
+        if attr in fields:
+            return fields[attr]
+        if attr == "size":
+            return types.int64
+        if attr == "ids":
+            if _takes_handles(twin):
+                return types.Array(types.int64, 1, "C")
+            return _view_type(self.context, fields["dense"])
+        column = COLUMN_PREFIX + attr
+        if column in fields:
+            return _view_type(self.context, fields[column])
+        return None
+
+
+def _members_view(array: Any, n: Any) -> Any:
+    return array[:n]
+
+
+def _handles(generations: Any, dense: Any, n: Any) -> Any:
+    out = np.empty(n, np.int64)
+    handles_of(generations, dense[:n], out)
+    return out
+
+
+@lower_getattr_generic(TwinType)
+def _twin_getattr(context: Any, builder: Any, twin: TwinType, value: Any, attr: str):  # type: ignore[no-untyped-def]
+    data = structref._Utils(context, builder, twin).get_data_struct(value)
+    fields = twin.field_dict
+    if attr in fields:
+        return imputils.impl_ret_borrowed(
+            context, builder, fields[attr], _read(data, attr)
+        )
+    n = _read(data, "n")
+    if attr == "size":
+        return n
+    if attr == "ids" and _takes_handles(twin):
+        signature = types.Array(types.int64, 1, "C")(
+            fields["generations"], fields["dense"], types.int64
+        )
+        args = (_read(data, "generations"), _read(data, "dense"), n)
+        out = context.compile_internal(builder, _handles, signature, args)
+        return imputils.impl_ret_new_ref(context, builder, signature.return_type, out)
+    name = "dense" if attr == "ids" else COLUMN_PREFIX + attr
+    array_type = fields[name]
+    view_type = _view_type(context.typing_context, array_type)
+    signature = view_type(array_type, types.int64)
+    out = context.compile_internal(
+        builder, _members_view, signature, (_read(data, name), n)
+    )
+    return imputils.impl_ret_borrowed(context, builder, view_type, out)
+
+
+@lower_setattr_generic(TwinType)
+def _twin_setattr(context: Any, builder: Any, signature: Any, args: Any, attr: str):  # type: ignore[no-untyped-def]
+    twin, value_type = signature.args
+    instance, value = args
+    data = structref._Utils(context, builder, twin).get_data_struct(instance)
+    field_type = twin.field_dict[attr]
+    cast = context.cast(builder, value, value_type, field_type)
+    old = _read(data, attr)
+    context.nrt.incref(builder, field_type, cast)
+    context.nrt.decref(builder, field_type, old)
+    _write(data, attr, cast)
+
+
+# -- the Python side: a proxy whose attributes read and write the fields --
+
+
+class Twin(structref.StructRefProxy):
+    """A jit twin as Python sees it; pass it to ``@njit`` functions.
+
+    Its attributes are the container's state (``n``, ``dense``, ...): the
+    container reads and writes them through here once the twin exists.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        fields = [field for field, _ in self._type._fields]
+        if name in fields:
+            return _all_fields(self)[fields.index(name)]
+        if COLUMN_PREFIX + name in fields:
+            values = _all_fields(self)
+            return values[fields.index(COLUMN_PREFIX + name)][: values[2]]
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("_type", "_meminfo"):
+            super().__setattr__(name, value)
+            return
+        fields = [field for field, _ in self._type._fields]
+        if name not in fields:
+            raise AttributeError(f"a twin has no field {name!r}")
+        if name == "n":
+            _set_n(self, value)
+        elif name == "epoch":
+            _set_epoch(self, value)
+        else:
+            values = list(_all_fields(self))
+            values[fields.index(name)] = value
+            _set_all_fields(self, tuple(values))
 
     @property
-    def size(self):
+    def size(self) -> int:
         """Number of members."""
-        return self.n
-{ids}
-{column_properties}
+        return _get_n(self)  # type: ignore[no-any-return]
 
-    def _key(self, i):
-        """The key of ``i`` in the index, -1 if it can have none."""
-        return {key}
-
-    def contains(self, i):
-        """Whether ``i`` is a member."""
-        k = self._key(i)
-        return k >= 0 and find(self.sparse, self.dense, self.n, k) >= 0
-
-    def index(self, i):
-        """Position of ``i`` in dense order (its row), -1 if absent."""
-        k = self._key(i)
-        if k < 0:
-            return -1
-        return find(self.sparse, self.dense, self.n, k)
-
-    def add(self, i):
-        """Add ``i`` with zeroed rows; True if it was new. Grows as needed."""
-        k = self._key(i)
-        if k < 0 or not in_range(self.sparse, k):
-            raise ValueError("{add_error}")
-        if find(self.sparse, self.dense, self.n, k) >= 0:
-            return False
-        # The index first: a flat index's size caps the rows dense may have.
-        while not accepts(self.sparse, k):
-            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, k)
-        if self.n == self.dense.shape[0]:
-            self._grow_rows()
-        while claim(self.sparse, self.dense, self.n, k) < 0:
-            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, k)
-        self.n += 1
-        self.epoch += 1
-{column_zero}
-        return True
-
-    def remove(self, i):
-        """Remove ``i`` by swap-and-pop, moving its rows; False if absent."""
-        k = self._key(i)
-        if k < 0:
-            return False
-        p = find(self.sparse, self.dense, self.n, k)
-        if p < 0:
-            return False
-        self.n = swap_remove(self.sparse, self.dense, self.n, p)
-{column_move}
-        return True
-
-    def _grow_rows(self):
-        rows = grown_length(self.dense.shape[0], self.n + 1, row_limit(self.sparse))
-        old = self.dense
-        self.dense = np.empty(rows, old.dtype)
-        self.dense[: old.shape[0]] = old
-{column_grow}
-'''
-
-_IDS = '''
     @property
-    def ids(self):
-        """The members in dense order (a view)."""
-        return self.dense[: self.n]
-'''
+    def n(self) -> int:
+        return _get_n(self)  # type: ignore[no-any-return]
 
-_HANDLE_IDS = '''
     @property
-    def ids(self):
-        """The members' handles in dense order (a new array each time)."""
-        out = np.empty(self.n, np.int64)
-        handles_of(self.generations, self.dense[: self.n], out)
+    def epoch(self) -> int:
+        return _get_epoch(self)  # type: ignore[no-any-return]
+
+    @property
+    def sparse(self) -> Any:
+        return _get_sparse(self)
+
+    @property
+    def dense(self) -> np.ndarray:
+        return _get_dense(self)  # type: ignore[no-any-return]
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The members in dense order (handles, for a World store's twin)."""
+        return _ids(self)  # type: ignore[no-any-return]
+
+    # The methods, callable from Python too (each a cached @njit call).
+
+    def contains(self, i: int) -> bool:
+        return _contains_call(self, i)  # type: ignore[no-any-return]
+
+    def index(self, i: int) -> int:
+        return _index_call(self, i)  # type: ignore[no-any-return]
+
+    def add(self, i: int) -> bool:
+        return _add_call(self, i)  # type: ignore[no-any-return]
+
+    def remove(self, i: int) -> bool:
+        return _remove_call(self, i)  # type: ignore[no-any-return]
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        return _checkpoint_call(self)  # type: ignore[no-any-return]
+
+    def rollback(self, token: tuple[int, int, int]) -> None:
+        _rollback_call(self, tuple(token))
+
+    def keep_only(self, ids: np.ndarray) -> int:
+        return _keep_only_call(self, ids)  # type: ignore[no-any-return]
+
+    def discard(self, ids: np.ndarray) -> int:
+        return _discard_call(self, ids)  # type: ignore[no-any-return]
+
+    def pop(self) -> int:
+        return _pop_call(self)  # type: ignore[no-any-return]
+
+    def handle(self, k: int) -> int:
+        return _handle_call(self, k)  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"<sparseset twin: {_get_n(self)} members>"
+
+
+structref.define_boxing(TwinType, Twin)
+
+
+@intrinsic
+def _from_fields(typingctx: Any, twin_ref: Any, values: Any):  # type: ignore[no-untyped-def]
+    """A new twin of type ``twin_ref`` whose fields are ``values``, in order."""
+    twin = twin_ref.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        # What structref.new does, then every field set from the tuple.
+        from numba.experimental.jitclass.base import imp_dtor
+
+        model = context.data_model_manager[twin.get_data_type()]
+        alloc_type = model.get_value_type()
+        meminfo = context.nrt.meminfo_alloc_dtor(
+            builder,
+            context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
+            imp_dtor(context, builder.module, twin),
+        )
+        pointer = builder.bitcast(
+            context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer()
+        )
+        builder.store(cgutils.get_null_value(alloc_type), pointer)
+        struct = context.make_helper(builder, twin)
+        struct.meminfo = meminfo
+        out = struct._getvalue()
+        data = structref._Utils(context, builder, twin).get_data_struct(out)
+        for k, (name, field_type) in enumerate(twin._fields):
+            value = builder.extract_value(args[1], k)
+            context.nrt.incref(builder, field_type, value)
+            _write(data, name, value)
         return out
 
-    def handle(self, k):
-        """The handle of the entity in row ``k``."""
-        i = self.dense[k]
-        return (np.int64(self.generations[i]) << 32) | np.int64(i)
-'''
+    return twin(twin_ref, values), codegen
 
 
-def _source(columns: list[tuple[str, np.dtype, tuple[int, ...]]], handles: bool) -> str:
-    def lines(template: str) -> str:
-        return "\n".join(
-            template.format(name=name, shape=", ".join(map(str, shape)))
-            for name, _, shape in columns
-        )
+@intrinsic
+def _field_values(typingctx: Any, twin: Any):  # type: ignore[no-untyped-def]
+    """All fields of a twin as a tuple, in order."""
+    out_type = types.Tuple([t for _, t in twin._fields])
 
-    return _TEMPLATE.format(
-        entity_args=", generations, alive" if handles else "",
-        entity_init=(
-            "        self.generations = generations\n        self.alive = alive"
-            if handles
-            else ""
-        ),
-        ids=_HANDLE_IDS if handles else _IDS,
-        key=(
-            "live_index(self.generations, self.alive, self.alive.shape[0], i)"
-            if handles
-            else "i"
-        ),
-        add_error=(
-            "add takes live handles: this one is dead or was never created"
-            if handles
-            else "id is negative or outside the index's range"
-        ),
-        column_args="".join(f", _col_{name}" for name, _, _ in columns),
-        column_init=lines("        self._col_{name} = _col_{name}"),
-        column_properties=lines(
-            "\n    @property\n    def {name}(self):\n"
-            "        return self._col_{name}[: self.n]"
-        ),
-        column_zero=lines("        self._col_{name}[self.n - 1] = 0"),
-        column_move=lines("        self._col_{name}[p] = self._col_{name}[self.n]"),
-        column_grow=lines(
-            "        old = self._col_{name}\n"
-            "        self._col_{name} = np.zeros((rows, {shape}), old.dtype)\n"
-            "        self._col_{name}[: old.shape[0]] = old"
-        ).replace(", )", ")"),
-    )
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
+        values = [_read(data, name) for name, _ in twin._fields]
+        for (_, field_type), value in zip(twin._fields, values, strict=True):
+            context.nrt.incref(builder, field_type, value)
+        return context.make_tuple(builder, out_type, values)
+
+    return out_type(twin), codegen
 
 
-def twin_class(
-    state: Any, columns: dict[str, Any], entities: tuple[Any, Any] | None = None
-) -> Any:
-    """The jitclass for a state of this layout, compiled the first time.
+@intrinsic
+def _store_fields(typingctx: Any, twin: Any, values: Any):  # type: ignore[no-untyped-def]
+    """Set every field of a twin from a tuple, in order."""
 
-    ``columns`` maps column name to ``(dtype, row_shape)``; the state holds
-    each column's full array as ``_col_<name>``. ``entities`` is a world's
-    ``(generations, alive)`` for a twin that takes handles.
-    """
-    import numba
-    from numba.experimental import jitclass
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
+        for k, (name, field_type) in enumerate(twin._fields):
+            value = context.cast(
+                builder, builder.extract_value(args[1], k), values[k], field_type
+            )
+            old = _read(data, name)
+            context.nrt.incref(builder, field_type, value)
+            context.nrt.decref(builder, field_type, old)
+            _write(data, name, value)
+        return context.get_dummy_value()
 
-    layout = [
-        (name, np.dtype(dtype), tuple(shape))
-        for name, (dtype, shape) in columns.items()
-    ]
-    key = (
-        numba.typeof(state.sparse),
-        numba.typeof(state.dense),
-        tuple((name, dtype.str, shape) for name, dtype, shape in layout),
-        entities is not None,
-    )
-    cls = _CLASSES.get(key)
-    if cls is None:
-        spec = [
-            ("sparse", key[0]),
-            ("dense", key[1]),
-            ("n", numba.int64),
-            ("epoch", numba.int64),
-        ]
-        if entities is not None:
-            spec += [
-                ("generations", numba.typeof(entities[0])),
-                ("alive", numba.typeof(entities[1])),
-            ]
-        spec += [
-            (f"_col_{name}", numba.typeof(getattr(state, f"_col_{name}")))
-            for name, _, _ in layout
-        ]
-        namespace = {
-            "np": np,
-            "accepts": accepts,
-            "claim": claim,
-            "find": find,
-            "grow": grow,
-            "grown_length": grown_length,
-            "handles_of": handles_of,
-            "in_range": in_range,
-            "live_index": live_index,
-            "row_limit": row_limit,
-            "swap_remove": swap_remove,
-        }
-        source = _source(layout, entities is not None)
-        exec(compile(source, "<sparseset.jit twin>", "exec"), namespace)
-        cls = _CLASSES[key] = jitclass(spec)(namespace["Twin"])
-    return cls
+    return types.none(twin, values), codegen
+
+
+# Cached: each compiles once per twin type and machine, not per process.
+@njit(cache=True)
+def _build(twin_ref, values):  # type: ignore[no-untyped-def]
+    return _from_fields(twin_ref, values)
+
+
+@njit(cache=True)
+def _all_fields(twin):  # type: ignore[no-untyped-def]
+    return _field_values(twin)
+
+
+@njit(cache=True)
+def _set_all_fields(twin, values):  # type: ignore[no-untyped-def]
+    _store_fields(twin, values)
+
+
+@njit(cache=True)
+def _get_n(twin):  # type: ignore[no-untyped-def]
+    return twin.n
+
+
+@njit(cache=True)
+def _set_n(twin, n):  # type: ignore[no-untyped-def]
+    twin.n = n
+
+
+@njit(cache=True)
+def _get_epoch(twin):  # type: ignore[no-untyped-def]
+    return twin.epoch
+
+
+@njit(cache=True)
+def _set_epoch(twin, epoch):  # type: ignore[no-untyped-def]
+    twin.epoch = epoch
+
+
+@njit(cache=True)
+def _get_sparse(twin):  # type: ignore[no-untyped-def]
+    return twin.sparse
+
+
+@njit(cache=True)
+def _get_dense(twin):  # type: ignore[no-untyped-def]
+    return twin.dense
+
+
+@njit(cache=True)
+def _ids(twin):  # type: ignore[no-untyped-def]
+    return twin.ids.copy()
+
+
+@njit(cache=True)
+def _contains_call(twin, i):  # type: ignore[no-untyped-def]
+    return twin.contains(i)
+
+
+@njit(cache=True)
+def _index_call(twin, i):  # type: ignore[no-untyped-def]
+    return twin.index(i)
+
+
+@njit(cache=True)
+def _add_call(twin, i):  # type: ignore[no-untyped-def]
+    return twin.add(i)
+
+
+@njit(cache=True)
+def _remove_call(twin, i):  # type: ignore[no-untyped-def]
+    return twin.remove(i)
+
+
+@njit(cache=True)
+def _checkpoint_call(twin):  # type: ignore[no-untyped-def]
+    return twin.checkpoint()
+
+
+@njit(cache=True)
+def _rollback_call(twin, token):  # type: ignore[no-untyped-def]
+    twin.rollback(token)
+
+
+@njit(cache=True)
+def _keep_only_call(twin, ids):  # type: ignore[no-untyped-def]
+    return twin.keep_only(ids)
+
+
+@njit(cache=True)
+def _discard_call(twin, ids):  # type: ignore[no-untyped-def]
+    return twin.discard(ids)
+
+
+@njit(cache=True)
+def _pop_call(twin):  # type: ignore[no-untyped-def]
+    return twin.pop()
+
+
+@njit(cache=True)
+def _handle_call(twin, k):  # type: ignore[no-untyped-def]
+    return twin.handle(k)
 
 
 def make_twin(
     state: Any, columns: dict[str, Any], entities: tuple[Any, Any] | None = None
-) -> Any:
-    """A twin sharing ``state``'s arrays (no copy) and its ``n`` and ``epoch``;
-    with ``entities`` (a world's generations and liveness), one that takes
-    handles."""
-    cls = twin_class(state, columns, entities)
-    arrays = [getattr(state, f"_col_{name}") for name in columns]
-    return cls(
-        state.sparse, state.dense, state.n, state.epoch, *(entities or ()), *arrays
+) -> Twin:
+    """A twin holding ``state``'s arrays (no copy), counters and checkpoint
+    stack; with ``entities`` (a world's generations and liveness), one that
+    takes handles.
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> s = SparseSet.from_ids([4, 2]); twin = make_twin(s._arrays, {})
+    >>> twin.size, np.shares_memory(twin.dense, s._arrays.dense)
+    (2, True)
+    """
+    names = list(BASE_FIELDS)
+    values = [
+        state.sparse,
+        state.dense,
+        np.int64(state.n),
+        np.int64(state.epoch),
+        state.marks,
+        np.int64(state.depth),
+        np.int64(state.stamp),
+        np.int64(state.owner),
+    ]
+    if entities is not None:
+        names += ENTITY_FIELDS
+        values += list(entities)
+    for name in columns:
+        names.append(COLUMN_PREFIX + name)
+        values.append(getattr(state, COLUMN_PREFIX + name))
+    fields = [(n, numba.typeof(v)) for n, v in zip(names, values, strict=True)]
+    twin_type = TwinType(fields)
+    return _build(twin_type, tuple(values))  # type: ignore[no-any-return]
+
+
+# -- methods ------------------------------------------------------------------
+
+
+def _key_source(twin: TwinType) -> str:
+    if _takes_handles(twin):
+        return "live_index(self.generations, self.alive, self.alive.shape[0], i)"
+    return "np.int64(i)"
+
+
+def _compile(source: str, twin: TwinType) -> Any:
+    """Compile a method's source (a function ``impl``) for a twin type.
+
+    ``KEY`` becomes the expression that turns the argument ``i`` into a key
+    of the index (a World store's twin resolves a handle); a line holding
+    just ``ZERO_ROW``, ``MOVE_ROW`` or ``GROW_ROWS`` becomes that statement
+    for every column, at that line's indentation.
+    """
+    columns = _columns(twin)
+    blocks = {
+        "ZERO_ROW": [f"self._col_{c}[k] = 0" for c in columns],
+        "MOVE_ROW": [f"self._col_{c}[hole] = self._col_{c}[last]" for c in columns],
+        "GROW_ROWS": [
+            line
+            for c in columns
+            for line in (
+                f"old = self._col_{c}",
+                "grown = np.zeros((rows,) + old.shape[1:], old.dtype)",
+                "grown[: old.shape[0]] = old",
+                f"self._col_{c} = grown",
+            )
+        ],
+    }
+    lines = []
+    for line in source.replace("KEY", _key_source(twin)).splitlines():
+        marker = line.strip()
+        if marker in blocks:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += [indent + text for text in blocks[marker]] or [indent + "pass"]
+        else:
+            lines.append(line)
+    namespace = dict(_NAMESPACE)
+    exec(compile("\n".join(lines), f"<sparseset.jit {twin}>", "exec"), namespace)
+    return namespace["impl"]
+
+
+_NAMESPACE: dict[str, Any] = {
+    "np": np,
+    "accepts": accepts,
+    "claim": claim,
+    "find": find,
+    "grow": grow,
+    "grown_length": grown_length,
+    "in_range": in_range,
+    "keep_only": keep_only,
+    "live_index": live_index,
+    "marked_count": marked_count,
+    "push_mark": push_mark,
+    "reindex": reindex,
+    "row_limit": row_limit,
+    "swap_remove": swap_remove,
+    "unindex": unindex,
+}
+
+
+@overload_method(TwinType, "contains")
+def _contains(self, i):  # type: ignore[no-untyped-def]
+    return _compile(
+        """
+def impl(self, i):
+    k = KEY
+    return k >= 0 and find(self.sparse, self.dense, self.n, k) >= 0
+""",
+        self,
     )
+
+
+@overload_method(TwinType, "index")
+def _index(self, i):  # type: ignore[no-untyped-def]
+    return _compile(
+        """
+def impl(self, i):
+    k = KEY
+    if k < 0:
+        return np.int64(-1)
+    return find(self.sparse, self.dense, self.n, k)
+""",
+        self,
+    )
+
+
+@overload_method(TwinType, "add")
+def _add(self, i):  # type: ignore[no-untyped-def]
+    message = (
+        "add takes live handles: this one is dead or was never created"
+        if _takes_handles(self)
+        else "id is negative or outside the index's range"
+    )
+    return _compile(
+        f"""
+def impl(self, i):
+    key = KEY
+    if key < 0 or not in_range(self.sparse, key):
+        raise ValueError("{message}")
+    if find(self.sparse, self.dense, self.n, key) >= 0:
+        return False
+    # The index first: a flat index's size caps the rows dense may have.
+    while not accepts(self.sparse, key):
+        self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
+    if self.n == self.dense.shape[0]:
+        rows = grown_length(self.dense.shape[0], self.n + 1, row_limit(self.sparse))
+        old = self.dense
+        dense = np.empty(rows, old.dtype)
+        dense[: old.shape[0]] = old
+        self.dense = dense
+        GROW_ROWS
+    while claim(self.sparse, self.dense, self.n, key) < 0:
+        self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
+    k = self.n
+    ZERO_ROW
+    self.n = k + 1
+    self.epoch += 1
+    return True
+""",
+        self,
+    )
+
+
+@overload_method(TwinType, "remove")
+def _remove(self, i):  # type: ignore[no-untyped-def]
+    return _compile(
+        """
+def impl(self, i):
+    k = KEY
+    if k < 0:
+        return False
+    p = find(self.sparse, self.dense, self.n, k)
+    if p < 0:
+        return False
+    self.n = swap_remove(self.sparse, self.dense, self.n, p)
+    hole = p
+    last = self.n
+    MOVE_ROW
+    return True
+""",
+        self,
+    )
+
+
+@overload_method(TwinType, "handle")
+def _handle(self, k):  # type: ignore[no-untyped-def]
+    if not _takes_handles(self):
+        return None
+
+    def impl(self, k):  # type: ignore[no-untyped-def]
+        i = self.dense[k]
+        return (np.int64(self.generations[i]) << 32) | np.int64(i)
+
+    return impl
+
+
+def _set_only(twin: TwinType) -> bool:
+    """Backtracking methods are a set's: a store's removed rows are gone."""
+    return not _columns(twin) and not _takes_handles(twin)
+
+
+@overload_method(TwinType, "checkpoint")
+def _checkpoint(self):  # type: ignore[no-untyped-def]
+    if not _set_only(self):
+        return None
+
+    def impl(self):  # type: ignore[no-untyped-def]
+        self.marks, self.depth = push_mark(
+            self.marks, self.depth, self.n, self.epoch, self.stamp
+        )
+        self.stamp += 1
+        return (self.owner, self.depth - 1, self.stamp - 1)
+
+    return impl
+
+
+@overload_method(TwinType, "rollback")
+def _rollback(self, token):  # type: ignore[no-untyped-def]
+    if not _set_only(self):
+        return None
+
+    def impl(self, token):  # type: ignore[no-untyped-def]
+        count = np.int64(-1)
+        if token[0] == self.owner:
+            count = marked_count(self.marks, self.depth, self.epoch, token[1], token[2])
+        if count < 0:
+            raise ValueError(
+                "not a live checkpoint of this set: an add, clear, sort or growth "
+                "since it was taken, or a rollback to an older one, invalidated it"
+            )
+        reindex(self.sparse, self.dense, self.n, count)
+        self.n = count
+        self.depth = token[1] + 1
+
+    return impl
+
+
+@register_jitable
+def _reject_negative(ids):  # type: ignore[no-untyped-def]
+    for k in range(ids.shape[0]):
+        if ids[k] < 0:
+            raise ValueError("ids must be non-negative")
+
+
+@overload_method(TwinType, "discard")
+def _discard(self, ids):  # type: ignore[no-untyped-def]
+    if not _set_only(self):
+        return None
+
+    def impl(self, ids):  # type: ignore[no-untyped-def]
+        _reject_negative(ids)
+        n = self.n
+        for k in range(ids.shape[0]):
+            p = find(self.sparse, self.dense, self.n, ids[k])
+            if p >= 0:
+                self.n = swap_remove(self.sparse, self.dense, self.n, p)
+        return n - self.n
+
+    return impl
+
+
+@overload_method(TwinType, "keep_only")
+def _keep_only(self, ids):  # type: ignore[no-untyped-def]
+    if not _set_only(self):
+        return None
+
+    def impl(self, ids):  # type: ignore[no-untyped-def]
+        _reject_negative(ids)
+        n = self.n
+        self.n = keep_only(self.sparse, self.dense, n, ids)
+        return n - self.n
+
+    return impl
+
+
+@overload_method(TwinType, "pop")
+def _pop(self):  # type: ignore[no-untyped-def]
+    if not _set_only(self):
+        return None
+
+    def impl(self):  # type: ignore[no-untyped-def]
+        if self.n == 0:
+            raise KeyError("pop from an empty set")
+        self.n -= 1
+        unindex(self.sparse, self.dense, self.n, self.n + 1)
+        return self.dense[self.n]
+
+    return impl

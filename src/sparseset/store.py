@@ -492,14 +492,15 @@ class ComponentStore:
 
     @property
     def jit(self) -> Any:
-        """A jitclass twin sharing this store's arrays, for @njit systems.
+        """A twin sharing this store's arrays, for ``@njit`` systems.
 
         It has ``contains(i)``, ``index(i)``, ``add(i)`` (zeroed rows; True
         if new; grows), ``remove(i)`` (False if absent), ``size``, ``ids``
         and one attribute per column (``js.pos``: the rows of the members).
-        Built on first use, about a second per schema and process (numba
-        cannot cache jitclasses); afterwards the store and the twin share
-        one state, so what either changes, the other sees.
+        Its type is cacheable, so a ``@njit(cache=True)`` function taking it
+        compiles once per machine (see :mod:`sparseset.jit`). From the first
+        use on, the store and the twin share one state: what either changes,
+        the other sees. Asking again returns the same twin.
 
         Examples
         --------
