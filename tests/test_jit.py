@@ -5,8 +5,19 @@ sees the result (and the other way round), including growth, removals while
 iterating, adds while iterating, and checkpoints.
 """
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 from numba import njit
 
 from sparseset import ComponentStore, SparseMap, SparseSet
@@ -181,3 +192,165 @@ def test_batch_methods_work_after_the_twin_exists():
     assert s.ids.tolist() == [1, 3, 4]
     s.clear()
     assert len(s) == 0 and s.jit.size == 0
+
+
+# -- backtracking inside @njit, against a model, on every index kind ---------
+
+
+@njit
+def twin_checkpoint(js):
+    return js.checkpoint()
+
+
+@njit
+def twin_rollback(js, token):
+    js.rollback(token)
+
+
+@njit
+def twin_discard(js, ids):
+    return js.discard(ids)
+
+
+@njit
+def twin_keep_only(js, ids):
+    return js.keep_only(ids)
+
+
+@njit
+def twin_pop(js):
+    return js.pop()
+
+
+class TwinMachine(RuleBasedStateMachine):
+    """A set driven from Python and from @njit code in turn, checkpoints taken
+    and rolled back on either side, against a model of members and tokens.
+
+    Tokens are live until an add of a new member, a clear, or a rollback to
+    an older token; rolling back to a live one must restore its members,
+    to a dead one must raise ValueError, on whichever side.
+    """
+
+    kind = "flat"
+
+    def __init__(self):
+        super().__init__()
+        self.s = SparseSet(capacity=8, index=self.kind)
+        self.js = self.s.jit
+        self.model: set[int] = set()
+        self.tokens: list[tuple[object, set[int], bool]] = []  # token, members, live
+
+    ids = st.lists(st.integers(0, 60), max_size=8)
+
+    def _kill_tokens(self, keep_upto=None):
+        self.tokens = [
+            (t, m, live and keep_upto is not None and k <= keep_upto)
+            for k, (t, m, live) in enumerate(self.tokens)
+        ]
+
+    @rule(values=ids, compiled=st.booleans())
+    def add(self, values, compiled):
+        new = set(values) - self.model
+        if compiled:
+            added = add_all(self.js, np.array(values, np.int64))
+        else:
+            added = self.s.add(values)
+        assert added == len(new)
+        self.model |= new
+        if new:
+            self._kill_tokens()
+
+    @rule(values=ids, compiled=st.booleans())
+    def discard(self, values, compiled):
+        arr = np.array(values, np.int64)
+        gone = twin_discard(self.js, arr) if compiled else self.s.discard(arr)
+        assert gone == len(self.model & set(values))
+        self.model -= set(values)
+
+    @rule(values=ids, compiled=st.booleans())
+    def keep_only(self, values, compiled):
+        arr = np.array(values, np.int64)
+        gone = twin_keep_only(self.js, arr) if compiled else self.s.keep_only(arr)
+        assert gone == len(self.model - set(values))
+        self.model &= set(values)
+
+    @precondition(lambda self: self.model)
+    @rule(compiled=st.booleans())
+    def pop(self, compiled):
+        x = twin_pop(self.js) if compiled else self.s.pop()
+        assert x in self.model
+        self.model.remove(x)
+
+    @rule(compiled=st.booleans())
+    def checkpoint(self, compiled):
+        token = twin_checkpoint(self.js) if compiled else self.s.checkpoint()
+        self.tokens.append((token, set(self.model), True))
+
+    @precondition(lambda self: self.tokens)
+    @rule(data=st.data(), compiled=st.booleans())
+    def rollback(self, data, compiled):
+        k = data.draw(st.integers(0, len(self.tokens) - 1))
+        token, members, live = self.tokens[k]
+        roll = twin_rollback if compiled else type(self.s).rollback
+        if live:
+            roll(self.js if compiled else self.s, token)
+            self.model = set(members)
+            self._kill_tokens(keep_upto=k)
+        else:
+            with pytest.raises(ValueError):
+                roll(self.js if compiled else self.s, token)
+
+    @rule()
+    def clear(self):
+        self.s.clear()
+        self.model.clear()
+        self._kill_tokens()
+
+    @invariant()
+    def matches_the_model(self):
+        ids = self.s.ids
+        assert len(self.s) == self.js.size == len(self.model)
+        assert set(ids.tolist()) == self.model
+        assert np.array_equal(self.js.ids, ids)
+        if len(ids):
+            assert np.array_equal(self.s.index(ids), np.arange(len(ids)))
+        found, _ = query(self.js, np.arange(62))
+        assert found.tolist() == [i in self.model for i in range(62)]
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+def test_twin_state_machine(kind):
+    machine = type(f"TwinMachine_{kind}", (TwinMachine,), {"kind": kind})
+    run_state_machine_as_test(machine)
+
+
+def test_a_twin_type_is_cached_across_processes(tmp_path):
+    """A user's cached @njit function taking twins loads from the cache in a
+    new process (jitclass twins recompiled it every time)."""
+    script = tmp_path / "uses_twins.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from numba import njit\n"
+        "from sparseset import ComponentStore, SparseSet\n"
+        "@njit(cache=True)\n"
+        "def system(js, jst):\n"
+        "    js.add(3)\n"
+        "    jst.add(4)\n"
+        "    jst.pos[0, 0] += 1.0\n"
+        "    return js.size + jst.size\n"
+        "s = SparseSet()\n"
+        "store = ComponentStore({'pos': ('f8', 3), 'hp': 'i4'})\n"
+        "print(system(s.jit, store.jit), len(system.stats.cache_hits))\n"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0] == ["2", "0"]  # compiled and saved
+    assert runs[1] == ["2", "1"]  # loaded: one cache hit, nothing compiled
