@@ -40,13 +40,12 @@ from typing import Any
 import numba
 import numpy as np
 from numba import njit, types
-from numba.core import cgutils, imputils
+from numba.core import imputils
 from numba.core.datamodel import default_manager, models
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
 from numba.extending import (
     infer_getattr,
-    intrinsic,
     lower_getattr_generic,
     lower_setattr_generic,
     overload_method,
@@ -66,6 +65,7 @@ from .kernels import (
 )
 from .kernels.kinds import accepts, grow, in_range, row_limit
 from .kernels.marks import marked_count, push_mark
+from .structs import all_fields, build, read_field, set_all_fields, write_field
 
 #: Fields every twin has, in this order; columns and entities follow.
 BASE_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owner")
@@ -108,16 +108,6 @@ def _view_type(context: Any, array: types.Array) -> Any:
 # -- attributes: fields, and size / ids / columns as views of the members --
 
 
-def _read(data: Any, name: str) -> Any:
-    """Field ``name`` of a twin's payload (by position: cgutils structures
-    take names with a leading underscore for their own attributes)."""
-    return data[data._datamodel.get_field_position(name)]
-
-
-def _write(data: Any, name: str, value: Any) -> None:
-    data[data._datamodel.get_field_position(name)] = value
-
-
 @infer_getattr
 class _TwinAttributes(AttributeTemplate):
     key = TwinType
@@ -154,16 +144,16 @@ def _twin_getattr(context: Any, builder: Any, twin: TwinType, value: Any, attr: 
     fields = twin.field_dict
     if attr in fields:
         return imputils.impl_ret_borrowed(
-            context, builder, fields[attr], _read(data, attr)
+            context, builder, fields[attr], read_field(data, attr)
         )
-    n = _read(data, "n")
+    n = read_field(data, "n")
     if attr == "size":
         return n
     if attr == "ids" and _takes_handles(twin):
         signature = types.Array(types.int64, 1, "C")(
             fields["generations"], fields["dense"], types.int64
         )
-        args = (_read(data, "generations"), _read(data, "dense"), n)
+        args = (read_field(data, "generations"), read_field(data, "dense"), n)
         out = context.compile_internal(builder, _handles, signature, args)
         return imputils.impl_ret_new_ref(context, builder, signature.return_type, out)
     name = "dense" if attr == "ids" else COLUMN_PREFIX + attr
@@ -171,7 +161,7 @@ def _twin_getattr(context: Any, builder: Any, twin: TwinType, value: Any, attr: 
     view_type = _view_type(context.typing_context, array_type)
     signature = view_type(array_type, types.int64)
     out = context.compile_internal(
-        builder, _members_view, signature, (_read(data, name), n)
+        builder, _members_view, signature, (read_field(data, name), n)
     )
     return imputils.impl_ret_borrowed(context, builder, view_type, out)
 
@@ -183,10 +173,10 @@ def _twin_setattr(context: Any, builder: Any, signature: Any, args: Any, attr: s
     data = structref._Utils(context, builder, twin).get_data_struct(instance)
     field_type = twin.field_dict[attr]
     cast = context.cast(builder, value, value_type, field_type)
-    old = _read(data, attr)
+    old = read_field(data, attr)
     context.nrt.incref(builder, field_type, cast)
     context.nrt.decref(builder, field_type, old)
-    _write(data, attr, cast)
+    write_field(data, attr, cast)
 
 
 # -- the Python side: a proxy whose attributes read and write the fields --
@@ -202,9 +192,9 @@ class Twin(structref.StructRefProxy):
     def __getattr__(self, name: str) -> Any:
         fields = [field for field, _ in self._type._fields]
         if name in fields:
-            return _all_fields(self)[fields.index(name)]
+            return all_fields(self)[fields.index(name)]
         if COLUMN_PREFIX + name in fields:
-            values = _all_fields(self)
+            values = all_fields(self)
             return values[fields.index(COLUMN_PREFIX + name)][: values[2]]
         raise AttributeError(name)
 
@@ -220,9 +210,9 @@ class Twin(structref.StructRefProxy):
         elif name == "epoch":
             _set_epoch(self, value)
         else:
-            values = list(_all_fields(self))
+            values = list(all_fields(self))
             values[fields.index(name)] = value
-            _set_all_fields(self, tuple(values))
+            set_all_fields(self, tuple(values))
 
     @property
     def size(self) -> int:
@@ -289,89 +279,7 @@ class Twin(structref.StructRefProxy):
 structref.define_boxing(TwinType, Twin)
 
 
-@intrinsic
-def _from_fields(typingctx: Any, twin_ref: Any, values: Any):  # type: ignore[no-untyped-def]
-    """A new twin of type ``twin_ref`` whose fields are ``values``, in order."""
-    twin = twin_ref.instance_type
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        # What structref.new does, then every field set from the tuple.
-        from numba.experimental.jitclass.base import imp_dtor
-
-        model = context.data_model_manager[twin.get_data_type()]
-        alloc_type = model.get_value_type()
-        meminfo = context.nrt.meminfo_alloc_dtor(
-            builder,
-            context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
-            imp_dtor(context, builder.module, twin),
-        )
-        pointer = builder.bitcast(
-            context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer()
-        )
-        builder.store(cgutils.get_null_value(alloc_type), pointer)
-        struct = context.make_helper(builder, twin)
-        struct.meminfo = meminfo
-        out = struct._getvalue()
-        data = structref._Utils(context, builder, twin).get_data_struct(out)
-        for k, (name, field_type) in enumerate(twin._fields):
-            value = builder.extract_value(args[1], k)
-            context.nrt.incref(builder, field_type, value)
-            _write(data, name, value)
-        return out
-
-    return twin(twin_ref, values), codegen
-
-
-@intrinsic
-def _field_values(typingctx: Any, twin: Any):  # type: ignore[no-untyped-def]
-    """All fields of a twin as a tuple, in order."""
-    out_type = types.Tuple([t for _, t in twin._fields])
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
-        values = [_read(data, name) for name, _ in twin._fields]
-        for (_, field_type), value in zip(twin._fields, values, strict=True):
-            context.nrt.incref(builder, field_type, value)
-        return context.make_tuple(builder, out_type, values)
-
-    return out_type(twin), codegen
-
-
-@intrinsic
-def _store_fields(typingctx: Any, twin: Any, values: Any):  # type: ignore[no-untyped-def]
-    """Set every field of a twin from a tuple, in order."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
-        for k, (name, field_type) in enumerate(twin._fields):
-            value = context.cast(
-                builder, builder.extract_value(args[1], k), values[k], field_type
-            )
-            old = _read(data, name)
-            context.nrt.incref(builder, field_type, value)
-            context.nrt.decref(builder, field_type, old)
-            _write(data, name, value)
-        return context.get_dummy_value()
-
-    return types.none(twin, values), codegen
-
-
 # Cached: each compiles once per twin type and machine, not per process.
-@njit(cache=True)
-def _build(twin_ref, values):  # type: ignore[no-untyped-def]
-    return _from_fields(twin_ref, values)
-
-
-@njit(cache=True)
-def _all_fields(twin):  # type: ignore[no-untyped-def]
-    return _field_values(twin)
-
-
-@njit(cache=True)
-def _set_all_fields(twin, values):  # type: ignore[no-untyped-def]
-    _store_fields(twin, values)
-
-
 @njit(cache=True)
 def _get_n(twin):  # type: ignore[no-untyped-def]
     return twin.n
@@ -490,7 +398,7 @@ def make_twin(
         values.append(getattr(state, COLUMN_PREFIX + name))
     fields = [(n, numba.typeof(v)) for n, v in zip(names, values, strict=True)]
     twin_type = TwinType(fields)
-    return _build(twin_type, tuple(values))  # type: ignore[no-any-return]
+    return build(twin_type, tuple(values))  # type: ignore[no-any-return]
 
 
 # -- methods ------------------------------------------------------------------

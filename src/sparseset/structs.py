@@ -1,0 +1,120 @@
+"""structref plumbing the jit twins and SetArray share.
+
+numba's ``structref`` builds a struct field by field in compiled code;
+these build one from a tuple of all its field values in one call, read all
+fields back as a tuple, and reach a field of the payload by position (the
+helpers numba hands out reserve names with a leading underscore, which
+the twins' column fields have).
+"""
+
+from typing import Any
+
+from numba import njit, types
+from numba.core import cgutils
+from numba.experimental import structref
+from numba.extending import intrinsic
+
+
+def read_field(data: Any, name: str) -> Any:
+    """Field ``name`` of a twin's payload (by position: cgutils structures
+    take names with a leading underscore for their own attributes)."""
+    return data[data._datamodel.get_field_position(name)]
+
+
+def write_field(data: Any, name: str, value: Any) -> None:
+    data[data._datamodel.get_field_position(name)] = value
+
+
+@intrinsic
+def _from_fields(typingctx: Any, twin_ref: Any, values: Any):  # type: ignore[no-untyped-def]
+    """A new struct of type ``twin_ref`` whose fields are ``values``, in order."""
+    twin = twin_ref.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        # What structref.new does, then every field set from the tuple.
+        from numba.experimental.jitclass.base import imp_dtor
+
+        model = context.data_model_manager[twin.get_data_type()]
+        alloc_type = model.get_value_type()
+        meminfo = context.nrt.meminfo_alloc_dtor(
+            builder,
+            context.get_constant(types.uintp, context.get_abi_sizeof(alloc_type)),
+            imp_dtor(context, builder.module, twin),
+        )
+        pointer = builder.bitcast(
+            context.nrt.meminfo_data(builder, meminfo), alloc_type.as_pointer()
+        )
+        builder.store(cgutils.get_null_value(alloc_type), pointer)
+        struct = context.make_helper(builder, twin)
+        struct.meminfo = meminfo
+        out = struct._getvalue()
+        data = structref._Utils(context, builder, twin).get_data_struct(out)
+        for k, (name, field_type) in enumerate(twin._fields):
+            value = builder.extract_value(args[1], k)
+            context.nrt.incref(builder, field_type, value)
+            write_field(data, name, value)
+        return out
+
+    return twin(twin_ref, values), codegen
+
+
+@intrinsic
+def _field_values(typingctx: Any, twin: Any):  # type: ignore[no-untyped-def]
+    """All fields of a struct as a tuple, in order."""
+    out_type = types.Tuple([t for _, t in twin._fields])
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
+        values = [read_field(data, name) for name, _ in twin._fields]
+        for (_, field_type), value in zip(twin._fields, values, strict=True):
+            context.nrt.incref(builder, field_type, value)
+        return context.make_tuple(builder, out_type, values)
+
+    return out_type(twin), codegen
+
+
+@intrinsic
+def _store_fields(typingctx: Any, twin: Any, values: Any):  # type: ignore[no-untyped-def]
+    """Set every field of a struct from a tuple, in order."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = structref._Utils(context, builder, twin).get_data_struct(args[0])
+        for k, (name, field_type) in enumerate(twin._fields):
+            value = context.cast(
+                builder, builder.extract_value(args[1], k), values[k], field_type
+            )
+            old = read_field(data, name)
+            context.nrt.incref(builder, field_type, value)
+            context.nrt.decref(builder, field_type, old)
+            write_field(data, name, value)
+        return context.get_dummy_value()
+
+    return types.none(twin, values), codegen
+
+
+@njit(cache=True)
+def build(struct_ref, values):  # type: ignore[no-untyped-def]
+    """A new struct of type ``struct_ref`` whose fields are ``values``."""
+    return _from_fields(struct_ref, values)
+
+
+@njit(cache=True)
+def _all_fields(twin):  # type: ignore[no-untyped-def]
+    return _field_values(twin)
+
+
+@njit(cache=True)
+def _set_all_fields(twin, values):  # type: ignore[no-untyped-def]
+    _store_fields(twin, values)
+
+
+@njit(cache=True)
+def all_fields(struct):  # type: ignore[no-untyped-def]
+    """Every field of ``struct``, as a tuple in field order."""
+    return _field_values(struct)
+
+
+@njit(cache=True)
+def set_all_fields(struct, values):  # type: ignore[no-untyped-def]
+    """Set every field of ``struct`` from a tuple in field order."""
+    _store_fields(struct, values)
