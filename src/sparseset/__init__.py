@@ -16,6 +16,7 @@ True
 
 from .group import Group
 from .io import FormatError
+from .set_array import SetArray
 from .sparse_set import Checkpoint, SparseSet
 from .store import ComponentStore, SparseMap, UnknownColumnError
 from .view import View
@@ -28,6 +29,7 @@ __all__ = [
     "EntityStore",
     "FormatError",
     "Group",
+    "SetArray",
     "SparseMap",
     "SparseSet",
     "UnknownColumnError",
