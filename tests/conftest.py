@@ -23,6 +23,7 @@ BOUNDS_CHECKED = {
     "test_index_kinds.py",
     "test_jit.py",
     "test_kernels.py",
+    "test_set_array.py",
     "test_sparse_set.py",
     "test_sparse_set_state.py",
     "test_store_state.py",

@@ -79,8 +79,19 @@ class Token(NamedTuple):
 
 
 @register_jitable
+def _check_set(st, k):
+    # Rows are reached by raw offsets: a bad set number would read another
+    # set's memory, or none of ours.
+    if k < 0 or k >= st.sizes.shape[0]:
+        raise IndexError("set number outside the SetArray")
+
+
+@register_jitable
 def _remove(st, k, v):
-    """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
+    """Remove value ``v`` from set ``k``, trailing it; True if it was there.
+
+    A value outside ``[0, universe)`` is simply absent."""
+    _check_set(st, k)
     sparse = st.sparse[k]
     dense = st.dense[k]
     n = st.sizes[k]
@@ -99,6 +110,7 @@ def _remove(st, k, v):
 
 @register_jitable
 def _contains(st, k, v):
+    _check_set(st, k)
     return find(st.sparse[k], st.dense[k], st.sizes[k], v) >= 0
 
 
@@ -106,6 +118,7 @@ def _contains(st, k, v):
 def _assign(st, k, v):
     """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
     of values removed, each trailed."""
+    _check_set(st, k)
     removed = 0
     while st.sizes[k] > 1 or (st.sizes[k] == 1 and st.dense[k, 0] != v):
         # Take the last member (an O(1) removal), or the first if v is last.
@@ -150,12 +163,20 @@ def _ol_contains(st, k, v):  # type: ignore[no-untyped-def]
 
 @overload_method(SetArrayType, "size")
 def _ol_size(st, k):  # type: ignore[no-untyped-def]
-    return lambda st, k: st.sizes[k]
+    def impl(st, k):  # type: ignore[no-untyped-def]
+        _check_set(st, k)
+        return st.sizes[k]
+
+    return impl
 
 
 @overload_method(SetArrayType, "values")
 def _ol_values(st, k):  # type: ignore[no-untyped-def]
-    return lambda st, k: st.dense[k, : st.sizes[k]]
+    def impl(st, k):  # type: ignore[no-untyped-def]
+        _check_set(st, k)
+        return st.dense[k, : st.sizes[k]]
+
+    return impl
 
 
 @overload_method(SetArrayType, "assign")
