@@ -99,16 +99,6 @@ def build(struct_ref, values):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _all_fields(twin):  # type: ignore[no-untyped-def]
-    return _field_values(twin)
-
-
-@njit(cache=True)
-def _set_all_fields(twin, values):  # type: ignore[no-untyped-def]
-    _store_fields(twin, values)
-
-
-@njit(cache=True)
 def all_fields(struct):  # type: ignore[no-untyped-def]
     """Every field of ``struct``, as a tuple in field order."""
     return _field_values(struct)
