@@ -11,6 +11,8 @@ ratios compare like with like.
 import io
 import json
 import math
+import re
+import statistics
 import sys
 
 import numba
@@ -18,7 +20,15 @@ import numpy as np
 import pytest
 
 from sparseset import _bench
-from sparseset._bench import WORKLOADS, Result, format_table, run_bench
+from sparseset._bench import (
+    WORKLOADS,
+    Result,
+    combine_processes,
+    format_table,
+    run_bench,
+    run_bench_processes,
+)
+from sparseset.cli import main
 
 N = 3000
 
@@ -289,3 +299,43 @@ def test_the_workloads_change_what_they_should():
     moved = data.pos.copy()
     moved[data.vel_members] += data.vel[data.vel_members] * _bench.DT
     compare(answer("view join"), moved)
+
+
+def test_processes_report_the_median_and_range_of_fresh_processes(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    argv = ["bench", "--n", "1500", "--repeats", "1", "--processes", "2"]
+    assert main([*argv, "--seed", "3", "--json", str(path)]) == 0
+    data = json.loads(path.read_text())
+    assert data["processes"] == 2 and data["seed"] == 3
+    assert len(data["per_process"]) == 2
+    for k, combined in enumerate(data["results"]):
+        figures = [run[k]["ns_per_element"] for run in data["per_process"]]
+        assert combined["low"] == min(figures) and combined["high"] == max(figures)
+        assert combined["ns_per_element"] == statistics.median(figures)
+    table = capsys.readouterr().out
+    assert "median of 2 fresh processes" in table
+    assert re.search(r"set add\s+[\d.]+ \([\d.]+-[\d.]+\)", table)
+
+
+def test_combine_processes_takes_medians_and_refuses_unequal_runs():
+    runs = [
+        [Result("contains", "sparseset", ns, 10, ns * 1e-8)] for ns in (5.0, 9.0, 7.0)
+    ]
+    (result,) = combine_processes(runs)
+    assert (result.ns_per_element, result.low, result.high) == (7.0, 5.0, 9.0)
+    assert result.seconds == pytest.approx(7e-8)
+    with pytest.raises(ValueError):
+        combine_processes([runs[0], runs[1] * 2])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0, "processes": 2}, "positive integer size"),
+        ({"n": 100, "processes": 0}, "at least one process"),
+        ({"n": 100, "processes": 2, "repeats": 0}, "at least one timed run"),
+    ],
+)
+def test_processes_refuse_bad_arguments_before_starting_any(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        run_bench_processes(**kwargs)

@@ -37,7 +37,9 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -90,6 +92,9 @@ class Result:
     scaled : bool
         True when a Python loop was timed on a subset of ``PYTHON_CAP``
         elements rather than all n; its ns per element stands for n.
+    low, high : float, optional
+        With ``--processes``: the smallest and largest ns per element of
+        the fresh processes (``ns_per_element`` is then their median).
 
     Examples
     --------
@@ -104,6 +109,8 @@ class Result:
     elements: int
     seconds: float
     scaled: bool = False
+    low: float | None = None
+    high: float | None = None
 
 
 # -- numba systems ----------------------------------------------------------
@@ -669,6 +676,18 @@ def _versions(esper: Any) -> dict[str, str | None]:
 # -- the command ----------------------------------------------------------------
 
 
+def _check_arguments(n: Any, repeats: Any, plot_path: str | None) -> None:
+    """Refuse a bad size, repeat count or missing matplotlib before any work."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n = {n!r}: the bench needs a positive integer size")
+    if 4 * int(n) > FLAT_LIMIT:
+        raise ValueError(f"n = {n}: the 4n-id space must fit the flat index (2**31)")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats = {repeats!r}: need at least one timed run")
+    if plot_path is not None:
+        pyplot()  # a missing matplotlib should stop us now, not after a minute
+
+
 def run_bench(
     n: int,
     *,
@@ -719,14 +738,7 @@ def run_bench(
     >>> "view join" in table.getvalue()
     True
     """
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n = {n!r}: the bench needs a positive integer size")
-    if 4 * int(n) > FLAT_LIMIT:
-        raise ValueError(f"n = {n}: the 4n-id space must fit the flat index (2**31)")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats = {repeats!r}: need at least one timed run")
-    if plot_path is not None:
-        pyplot()  # a missing matplotlib should stop us now, not after a minute
+    _check_arguments(n, repeats, plot_path)
     n = int(n)
     out = sys.stdout if out is None else out
     esper = _esper_module()
@@ -765,12 +777,136 @@ def run_bench(
     return results
 
 
+def run_bench_processes(
+    n: int,
+    processes: int,
+    *,
+    repeats: int = 5,
+    plot_path: str | None = None,
+    json_path: str | None = None,
+    out: IO[str] | None = None,
+    seed: int = 0,
+) -> list[Result]:
+    """:func:`run_bench` in ``processes`` fresh processes, one after another;
+    report each figure's median over them and its spread.
+
+    Random-access workloads swing by up to 2x between processes on a shared
+    machine (page placement, the other tenants): one process can make a
+    table; the median of several, with the range beside it, does not.
+
+    Parameters
+    ----------
+    n, repeats, plot_path, json_path, out, seed
+        As for :func:`run_bench`; each process gets ``n``, ``repeats`` and
+        ``seed``. The JSON holds the combined results and every process's
+        figures (``"per_process"``).
+    processes : int
+        How many fresh processes (``python -m sparseset bench``), at least 1.
+
+    Returns
+    -------
+    list of Result
+        One per workload and implementation: ``ns_per_element`` and
+        ``seconds`` are medians over the processes, ``low`` and ``high``
+        the extremes of ``ns_per_element``.
+
+    Examples
+    --------
+    >>> import io
+    >>> results = run_bench_processes(500, 2, repeats=1, out=io.StringIO())
+    >>> all(r.low <= r.ns_per_element <= r.high for r in results)
+    True
+    """
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes = {processes!r}: need at least one process")
+    _check_arguments(n, repeats, plot_path)
+    out = sys.stdout if out is None else out
+    watch = Stopwatch()
+    runs: list[list[Result]] = []
+    meta: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="sparseset-bench-") as tmp:
+        for k in progress(range(processes), processes, f"{processes} processes"):
+            path = os.path.join(tmp, f"process-{k}.json")
+            command = [sys.executable, "-m", "sparseset", "bench", "--n", str(n)]
+            command += ["--repeats", str(repeats), "--seed", str(seed)]
+            command += ["--json", path]
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(
+                    f"bench process {k + 1} of {processes} failed "
+                    f"(exit {done.returncode}):\n{done.stderr.strip()}"
+                )
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            meta = {key: doc[key] for key in ("threads", "versions")}
+            runs.append([Result(**r) for r in doc["results"]])
+    results = combine_processes(runs)
+    versions = meta["versions"]
+    title = (
+        f"sparseset {__version__} bench: n = {n:,}; median of {processes} fresh "
+        f"processes (lowest-highest in brackets), each the median of {repeats} "
+        f"runs; numba {versions['numba']}, numpy {versions['numpy']}, Python "
+        f"{versions['python']}, esper {versions['esper'] or 'not installed'}; "
+        f"{meta['threads']} numba threads, {os.cpu_count()} CPUs"
+    )
+    print(format_table(results, title=title), file=out)
+    print(f"bench took {watch.seconds():.1f} s", file=out, flush=True)
+    if json_path is not None:
+        write_json(
+            json_path,
+            results,
+            n=n,
+            repeats=repeats,
+            seed=seed,
+            processes=processes,
+            per_process=[[dataclasses.asdict(r) for r in run] for run in runs],
+            **meta,
+        )
+    if plot_path is not None:
+        write_plot(results, plot_path, title=f"sparseset bench, n = {n:,}")
+    return results
+
+
+def combine_processes(runs: Sequence[Sequence[Result]]) -> list[Result]:
+    """Each figure's median over several processes' results, with its range.
+
+    Examples
+    --------
+    >>> runs = [[Result("contains", "sparseset", ns, 10, ns * 1e-8)]
+    ...         for ns in (8.0, 12.0, 9.0)]
+    >>> r, = combine_processes(runs)
+    >>> r.ns_per_element, r.low, r.high
+    (9.0, 8.0, 12.0)
+    """
+    combined = []
+    for first, *others in zip(*runs, strict=True):
+        same = [first, *others]
+        ns = [r.ns_per_element for r in same]
+        combined.append(
+            dataclasses.replace(
+                first,
+                ns_per_element=statistics.median(ns),
+                seconds=statistics.median(r.seconds for r in same),
+                low=min(ns),
+                high=max(ns),
+            )
+        )
+    return combined
+
+
 def _ns(value: float) -> str:
     if value < 10:
         return f"{value:.2f}"
     if value < 100:
         return f"{value:.1f}"
     return f"{value:,.0f}"
+
+
+def _figure(r: Result) -> str:
+    """ns per element, with the processes' range when there is one."""
+    if r.low is None or r.high is None:
+        return _ns(r.ns_per_element)
+    return f"{_ns(r.ns_per_element)} ({_ns(r.low)}-{_ns(r.high)})"
 
 
 def _speedup(ratio: float) -> str:
@@ -810,13 +946,13 @@ def format_table(results: Sequence[Result], title: str = "") -> str:
     any_scaled = False
     for workload, rows in by_workload.items():
         mine = next((r for r in rows if r.implementation == SPARSESET), None)
-        line = [(workload, "<"), (_ns(mine.ns_per_element) if mine else "-", ">")]
+        line = [(workload, "<"), (_figure(mine) if mine else "-", ">")]
         for r in rows:
             if r is mine:
                 continue
             any_scaled |= r.scaled
             line.append((r.implementation + ("*" if r.scaled else ""), "<"))
-            line.append((_ns(r.ns_per_element), ">"))
+            line.append((_figure(r), ">"))
             ratio = r.ns_per_element / mine.ns_per_element if mine else float("nan")
             line.append((_speedup(ratio) if mine else "", ">"))
         grid.append(line)
@@ -964,8 +1100,10 @@ def write_plot(results: Sequence[Result], path: str, title: str = "") -> None:
 __all__ = [
     "WORKLOADS",
     "Result",
+    "combine_processes",
     "format_table",
     "run_bench",
+    "run_bench_processes",
     "write_json",
     "write_plot",
 ]

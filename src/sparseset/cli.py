@@ -106,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 5, or 3 with --quick)",
     )
     bench.add_argument(
+        "--processes",
+        type=_positive,
+        default=1,
+        metavar="K",
+        help="run the whole bench in K fresh processes and report each "
+        "figure's median and range over them (default 1: this process)",
+    )
+    bench.add_argument(
+        "--seed", type=int, default=0, help="random seed of the data (default 0)"
+    )
+    bench.add_argument(
         "--plot",
         metavar="PATH",
         help="write a log-scale bar chart PNG (needs matplotlib)",
@@ -139,18 +150,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out=sys.stdout,
             )
             return 0 if summary.balanced else 1
-        from ._bench import run_bench
+        from ._bench import run_bench, run_bench_processes
 
         quick = args.quick
-        run_bench(
-            args.n or (100_000 if quick else 1_000_000),
-            repeats=args.repeats or (3 if quick else 5),
-            plot_path=args.plot,
-            json_path=args.json,
-            out=sys.stdout,
-        )
+        n = args.n or (100_000 if quick else 1_000_000)
+        options = {
+            "repeats": args.repeats or (3 if quick else 5),
+            "plot_path": args.plot,
+            "json_path": args.json,
+            "out": sys.stdout,
+            "seed": args.seed,
+        }
+        if args.processes > 1:
+            run_bench_processes(n, args.processes, **options)
+        else:
+            run_bench(n, **options)
         return 0
-    except (MissingDependencyError, OSError) as error:
+    except (MissingDependencyError, OSError, RuntimeError) as error:
         # A missing optional dependency or an unwritable path: say so
         # plainly, without a traceback.
         print(f"python -m sparseset {args.command}: {error}", file=sys.stderr)
