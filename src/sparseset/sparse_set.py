@@ -747,16 +747,17 @@ class SparseSet(MutableSet):
                 return out
             # The out index cannot take ids[stop] yet: raise if no set of
             # its kind could (an id from a set of a wider kind), else grow.
+            # Later ids past its range may yet be filtered out (``&``).
             rest = ids[stop:]
             kind = out._kind
-            top = int(rest.max())
-            if top >= kind.limit:
-                x = int(rest[np.argmax(rest >= kind.limit)])
+            x = int(ids[stop])
+            if x >= kind.limit:
                 raise ValueError(
                     f"{x}, a member of the right operand, is outside the "
                     f"{kind.name} index's range {kind.range_text}, and the result "
                     f"takes the left operand's kind{kind.hint(x)}"
                 )
+            top = int(rest[rest < kind.limit].max())
             out._grow_index(o.n + rest.shape[0], top)
             out._grow_dense(o.n + rest.shape[0])
             start = stop
