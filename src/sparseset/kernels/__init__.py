@@ -9,7 +9,7 @@ call with ``cache=True`` and specialise on the id dtype and the index kind
 through numba's own typing, so each operation is written once.
 """
 
-from . import flat, hashed, kinds, marks, paged
+from . import flat, hashed, kinds, marks, paged, partition
 from .algebra import filter_into
 from .batch import (
     add,
@@ -81,6 +81,7 @@ __all__ = [
     "pack_back",
     "pack_front",
     "paged",
+    "partition",
     "push",
     "reindex",
     "resolve",
