@@ -18,8 +18,8 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -45,18 +45,39 @@ def save(
     >>> load(path, "demo", 1)["x"].tolist()
     [0, 1, 2]
     """
-    target = os.path.abspath(os.fspath(path))
-    directory, name = os.path.split(target)
     payload = {"format": np.array(kind), "version": np.array(version)}
     for key, value in arrays.items():
         if key in payload:
             raise ValueError(f"array name {key!r} is reserved for the file header")
         payload[key] = np.asarray(value)
+    # numpy's stubs read **payload as maybe holding allow_pickle.
+    write_atomic(path, lambda file: np.savez(file, **payload))  # type: ignore[arg-type]
+
+
+def write_atomic(
+    path: str | os.PathLike[str], write: Callable[[BinaryIO], object]
+) -> None:
+    """Have ``write`` fill a new file that then replaces ``path`` at once.
+
+    ``write`` gets a binary file in the target's directory; once it
+    returns, the file is flushed to disk and renamed over ``path``. If
+    ``write`` raises, the temporary file is removed and ``path`` is as it
+    was.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "greeting"
+    >>> write_atomic(path, lambda file: file.write(b"hello"))
+    >>> path.read_bytes()
+    b'hello'
+    """
+    target = os.path.abspath(os.fspath(path))
+    directory, name = os.path.split(target)
     fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as file:
-            # numpy's stubs read **payload as maybe holding allow_pickle.
-            np.savez(file, **payload)  # type: ignore[arg-type]
+            write(file)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)
@@ -129,4 +150,4 @@ def load(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any
     return arrays
 
 
-__all__ = ["FormatError", "load", "save"]
+__all__ = ["FormatError", "load", "save", "write_atomic"]
