@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ._arrow_c import NotIntegersError, read_ids
+
 #: Python ints at or past this can only be absent; they map to this sentinel.
 _UINT64_MAX = 2**64 - 1
 
@@ -29,6 +31,13 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
     Any integer dtype and any stride passes through without a copy. Bools,
     floats, strings and other objects raise ``TypeError``; arrays of two or
     more dimensions raise ``ValueError``.
+
+    Columns of other libraries are batches too, read without importing
+    those libraries (see :func:`_columnar`): a pandas ``Series`` or
+    ``Index``, a pyarrow ``Array`` or ``ChunkedArray``, a polars
+    ``Series``. An integer column is a view of its own buffer, not a copy;
+    a null raises ``ValueError`` naming its position, a dictionary-encoded
+    (categorical) column ``TypeError``.
 
     Examples
     --------
@@ -58,8 +67,8 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
         if arr.ndim == 1 and arr.dtype.kind not in "iu":
             # numpy inferred float or object from a mix; judge each element.
             return _from_objects(np.array(ids, dtype=object), scalar=False), False
-    elif hasattr(ids, "__array__"):
-        arr = np.asarray(ids)
+    elif _is_columnar(ids):
+        arr = _columnar(ids)
     else:
         return as_ids(_elements(ids))
 
@@ -86,6 +95,80 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
         )
     first = f": {_where(0, scalar)} = {arr[0]!r}" if arr.size else ""
     raise TypeError(f"ids must be integers, got dtype {arr.dtype}{first}")
+
+
+def _is_columnar(ids: Any) -> bool:
+    return (
+        hasattr(ids, "__array__")
+        or hasattr(ids, "__arrow_c_array__")
+        or hasattr(ids, "__arrow_c_stream__")
+    )
+
+
+def _columnar(column: Any) -> np.ndarray:
+    """A column of another library (or any array-like) as a numpy array.
+
+    The cheapest exact route first: a column held in numpy memory (a
+    pandas ``Series`` or ``Index`` of a numpy dtype) through ``__array__``,
+    a view; a column that exports Arrow (pyarrow, polars, pandas on
+    nullable or pyarrow dtypes) through the PyCapsule interface, a view of
+    its data buffer whose nulls are found in its validity bitmap. Other
+    columns go through ``__array__``, and the caller judges the dtype as
+    for any numpy array. Nothing here imports pandas, pyarrow or polars.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> _columnar(pd.Series([3, 1], dtype="Int64"))
+    array([3, 1])
+    >>> _columnar(pd.Index([3, None], dtype="Int64"))
+    Traceback (most recent call last):
+    ...
+    ValueError: ids must not be null: ids[1] is null
+    """
+    dtype = getattr(column, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return np.asarray(column)
+    if hasattr(column, "__arrow_c_array__") or hasattr(column, "__arrow_c_stream__"):
+        try:
+            return read_ids(column)
+        except NotIntegersError as error:
+            if not hasattr(column, "__array__"):
+                raise TypeError(
+                    f"ids must be integers, got an Arrow column of type {error.name}"
+                ) from None
+        except ImportError:
+            # pandas exports Arrow only with pyarrow installed; its
+            # __array__ below still reads the column.
+            pass
+    if hasattr(dtype, "categories"):  # a pandas Categorical exporting no Arrow
+        raise TypeError(
+            "ids must be plain integers, not a categorical column; decode it "
+            "first (series.astype(int))"
+        )
+    arr = np.asarray(column)
+    if arr.dtype.kind in "fO" and getattr(dtype, "kind", None) in ("i", "u"):
+        # A nullable integer column (pandas Int64, int64[pyarrow]) hands
+        # numpy NaN or NA where it holds nulls.
+        k = _first_missing(arr)
+        if k >= 0:
+            raise ValueError(f"ids must not be null: ids[{k}] is null")
+    return arr
+
+
+def _first_missing(arr: np.ndarray) -> int:
+    """Position of the first NaN, None or NA in a 1-D array, -1 if none."""
+    if arr.ndim != 1:
+        return -1
+    if arr.dtype.kind == "f":
+        missing = np.isnan(arr)
+    else:
+        missing = np.fromiter(
+            (v is None or type(v).__name__ == "NAType" or v != v for v in arr),
+            np.bool_,
+            arr.shape[0],
+        )
+    return int(np.argmax(missing)) if missing.any() else -1
 
 
 def _elements(ids: Any) -> list[Any]:
