@@ -733,6 +733,155 @@ class ComponentStore:
         """
         return self._keys.ids
 
+    # -- tables: Arrow, pandas, Parquet -----------------------------------
+
+    def to_arrow(self, id: str = "id") -> Any:
+        """The store as a ``pyarrow.Table``: the ids, then one column per field.
+
+        Zero-copy: the id column and every column except bools are views
+        of the store's buffers, so the table costs microseconds at any
+        size, and it reflects later in-place updates to the rows it
+        covers (copy it, or write it out, before changing the store if it
+        must not). A row shape ``(k,)`` becomes a ``FixedSizeList<k>``
+        column (nested for more dimensions); a dtype without an Arrow type
+        (complex, fixed-width strings, records; timestamps in seconds,
+        which Parquet cannot hold) is fixed-size binary with the numpy
+        dtype in the field's metadata, which :meth:`from_arrow` reads back.
+        Needs pyarrow (``pip install "sparseset[arrow]"``).
+
+        Parameters
+        ----------
+        id : str, optional
+            Name of the id column (``ValueError`` if a field has it).
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2), "hp": "i4"})
+        >>> store.add([7, 3], pos=[[0, 1], [2, 3]], hp=[70, 30])
+        2
+        >>> table = store.to_arrow()
+        >>> table.schema
+        id: int32 not null
+        pos: fixed_size_list<item: double>[2] not null
+          child 0, item: double
+        hp: int32 not null
+        -- schema metadata --
+        sparseset: '{"index": "flat"}'
+        >>> table.column("pos").to_pylist()
+        [[0.0, 1.0], [2.0, 3.0]]
+        """
+        from .tabular import store_to_arrow
+
+        return store_to_arrow(self, id)
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        id: str = "id",
+        schema: Any = None,
+        index: str | None = None,
+    ) -> ComponentStore:
+        """A new store holding the rows of an Arrow table.
+
+        ``table`` is a ``pyarrow.Table`` or ``RecordBatch``, or anything
+        ``pyarrow.table()`` takes (a polars or pandas DataFrame, any
+        object exporting ``__arrow_c_stream__``). Its rows are added as
+        :meth:`add` adds them: a repeated id takes its last row, a
+        negative or null id raises, and a failure builds nothing.
+
+        Parameters
+        ----------
+        table : table-like
+            The rows.
+        id : str, optional
+            The id column.
+        schema : dict or structured dtype, optional
+            The fields to read, as the constructor takes them; values are
+            cast as :meth:`add` casts them. Without it, every other column
+            is a field, its dtype and row shape inferred from its Arrow
+            type (a ``FixedSizeList<k>`` is rows of ``(k,)``).
+        index : {"flat", "paged", "hash"}, optional
+            The index kind; by default the one the table was written with
+            (:meth:`to_arrow` records it), else ``"flat"``.
+
+        Raises
+        ------
+        KeyError
+            The id column, or a field of ``schema``, is not in the table.
+        ValueError
+            A null anywhere (naming column and row), a row shape unlike
+            the schema's, or ids :meth:`add` refuses.
+        TypeError
+            A column of a type no store holds (strings, variable-length
+            lists, dictionaries), or ids that are not integers.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> table = pa.table({"id": [4, 2, 4], "hp": [1, 2, 3]})
+        >>> store = ComponentStore.from_arrow(table)
+        >>> store.ids.tolist(), store["hp"].tolist()
+        ([4, 2], [3, 2])
+        """
+        from .tabular import store_from_arrow
+
+        return store_from_arrow(cls, table, id, schema, index)
+
+    def to_pandas(self, id: str = "id") -> Any:
+        """The store as a ``pandas.DataFrame`` indexed by id (a copy).
+
+        A field with rows of shape ``(k,)`` becomes the ``k`` columns
+        ``name_0 .. name_{k-1}``, and one of shape ``(a, b)`` the columns
+        ``name_0_0 .. name_{a-1}_{b-1}`` (C order); :meth:`from_pandas`
+        joins them back. Record fields have no pandas column type
+        (``TypeError``: use :meth:`to_arrow`). Needs pandas
+        (``pip install "sparseset[pandas]"``).
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2), "hp": "i4"})
+        >>> store.add([7, 3], pos=[[0, 1], [2, 3]], hp=[70, 30])
+        2
+        >>> frame = store.to_pandas()
+        >>> frame.columns.tolist(), frame.index.tolist(), frame.loc[3].tolist()
+        (['pos_0', 'pos_1', 'hp'], [7, 3], [2.0, 3.0, 30.0])
+        """
+        from .tabular import store_to_pandas
+
+        return store_to_pandas(self, id)
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: Any,
+        id: str | None = None,
+        schema: Any = None,
+        index: str = "flat",
+    ) -> ComponentStore:
+        """A new store holding the rows of a ``pandas.DataFrame``.
+
+        The ids are the frame's index (``id=None``) or the column ``id``.
+        Without a ``schema``, each other column is a field, except that
+        columns ``name_0 .. name_{k-1}`` (all of them, and no column
+        ``name``) are one field ``name`` of rows ``(k,)``, as
+        :meth:`to_pandas` writes them; pass ``schema`` to read a frame
+        otherwise. Nullable pandas dtypes pass when they hold no null; a
+        null raises ``ValueError`` naming column and row. Rows are added
+        as :meth:`add` adds them (a repeated id takes its last row).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"v_0": [1.0, 2.0], "v_1": [3.0, 4.0]}, index=[8, 9])
+        >>> store = ComponentStore.from_pandas(frame)
+        >>> store.schema, store.get(9)["v"].tolist()
+        ({'v': (dtype('float64'), (2,))}, [2.0, 4.0])
+        """
+        from .tabular import store_from_pandas
+
+        return store_from_pandas(cls, frame, id, schema, index)
+
     def __contains__(self, x: object) -> bool:
         return x in self._keys
 
@@ -987,6 +1136,84 @@ class SparseMap(MutableMapping):
         if pairs:
             keys, values = zip(*pairs, strict=True)
             self.add(list(keys), list(values))
+
+    def to_arrow(self, id: str = "id") -> Any:
+        """The map as a ``pyarrow.Table`` of columns ``id`` and ``value``.
+
+        Zero-copy, as :meth:`ComponentStore.to_arrow`.
+
+        Examples
+        --------
+        >>> m = SparseMap("f8"); m[[4, 2]] = [0.5, 1.5]
+        >>> m.to_arrow().to_pydict()
+        {'id': [4, 2], 'value': [0.5, 1.5]}
+        """
+        return self._store.to_arrow(id)
+
+    def to_pandas(self, id: str = "id") -> Any:
+        """The map as a ``pandas.DataFrame`` indexed by id, column ``value``
+        (``value_0 .. value_{k-1}`` for rows of shape ``(k,)``).
+
+        Examples
+        --------
+        >>> m = SparseMap("i4", shape=2); m[3] = [1, 2]
+        >>> m.to_pandas().to_dict(orient="index")
+        {3: {'value_0': 1, 'value_1': 2}}
+        """
+        return self._store.to_pandas(id)
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        id: str = "id",
+        value: str | None = None,
+        dtype: Any = None,
+        shape: Any = None,
+        index: str | None = None,
+    ) -> SparseMap:
+        """A new map from an Arrow table's id column and one value column.
+
+        ``value`` names the value column; by default the table's only
+        other column. ``dtype`` and ``shape`` give the values' type
+        (inferred from the column's Arrow type by default). The rules and
+        errors are those of :meth:`ComponentStore.from_arrow`.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> m = SparseMap.from_arrow(pa.table({"id": [7, 9], "score": [0.5, 2.0]}))
+        >>> float(m[9]), m.data.dtype
+        (2.0, dtype('float64'))
+        """
+        from .tabular import map_from_arrow
+
+        return map_from_arrow(cls, table, id, value, dtype, shape, index)
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: Any,
+        id: str | None = None,
+        value: str | None = None,
+        dtype: Any = None,
+        shape: Any = None,
+        index: str = "flat",
+    ) -> SparseMap:
+        """A new map from a ``pandas.DataFrame``: keys from its index (or
+        column ``id``), values from one field (columns ``v_0 .. v_{k-1}``
+        are one field ``v``, as in :meth:`ComponentStore.from_pandas`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> m = SparseMap.from_pandas(pd.DataFrame({"score": [1.5, 2.5]}, index=[3, 1]))
+        >>> float(m[1])
+        2.5
+        """
+        from .tabular import map_from_pandas
+
+        return map_from_pandas(cls, frame, id, value, dtype, shape, index)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"store": self._store}

@@ -911,6 +911,37 @@ class World:
         world._restore(io.load(path, FILE_KIND, FILE_VERSION), os.fspath(path))
         return world
 
+    def to_arrow(self, *components: str, exclude: Any = ()) -> Any:
+        """The entities of ``view(*components, exclude=exclude)`` as a table.
+
+        A ``pyarrow.Table`` whose first column ``handle`` holds the
+        matches' handles, followed by the columns of each component in
+        ``components``, row for row (a join, so these are copies). A
+        column is named like its component when it is the component's
+        only column and has its name (``register("pos", "f8", 3)``), and
+        ``component.column`` otherwise; tags add no column. With no
+        components, the table lists every live entity not in ``exclude``.
+        Needs pyarrow.
+
+        Examples
+        --------
+        >>> w = World()
+        >>> w.register("pos", "f8", shape=2); w.register("body", {"mass": "f4"})
+        >>> w.register("frozen")
+        >>> e = w.create(3)
+        >>> w.add("pos", e, pos=[[0, 0], [1, 1], [2, 2]]); w.add("body", e, mass=1.5)
+        3
+        3
+        >>> w.add("frozen", e[0])
+        1
+        >>> table = w.to_arrow("pos", "body", exclude=("frozen",))
+        >>> table.column_names, table.column("pos").to_pylist()
+        (['handle', 'pos', 'body.mass'], [[1.0, 1.0], [2.0, 2.0]])
+        """
+        from .tabular import world_to_arrow
+
+        return world_to_arrow(self, components, exclude)
+
     def __getstate__(self) -> dict[str, Any]:
         return {key: np.array(value) for key, value in self._to_state().items()}
 
