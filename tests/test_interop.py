@@ -965,16 +965,19 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra():
             lambda: sparseset.ComponentStore.from_arrow(None),
             lambda: sparseset.ComponentStore.from_pandas(None),
             w.to_arrow,
+            lambda: store.to_parquet("x.parquet"),
+            lambda: sparseset.ComponentStore.read_parquet(__file__),
+            lambda: w.save("w", format="parquet"),
         ]
         for call in calls:
             try:
                 call()
             except ImportError as error:
                 print(f"{type(error).__name__}: {error}")
-        """
+        """.replace("__file__", repr(__file__))
     )
     lines = out.splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 8
     for line in lines:
         assert line.startswith("ImportError: ")
         assert line.endswith(

@@ -10,6 +10,7 @@ iterates ``store["pos"]`` as one contiguous array.
 from __future__ import annotations
 
 import keyword
+import os
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -881,6 +882,54 @@ class ComponentStore:
         from .tabular import store_from_pandas
 
         return store_from_pandas(cls, frame, id, schema, index)
+
+    def to_parquet(self, path: str | os.PathLike[str], id: str = "id") -> None:
+        """Write the store to one Parquet file, atomically.
+
+        The file holds the :meth:`to_arrow` table, with page checksums;
+        it is written next to ``path`` and renamed over it, so a crash
+        never leaves half a file. Needs pyarrow.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "hp.parquet"
+        >>> store = ComponentStore({"hp": "i4"}); store.add([5, 1], hp=[50, 10])
+        2
+        >>> store.to_parquet(path)
+        >>> ComponentStore.read_parquet(path)["hp"].tolist()
+        [50, 10]
+        """
+        from .parquet_io import write_store
+
+        write_store(self, path, id)
+
+    @classmethod
+    def read_parquet(
+        cls,
+        path: str | os.PathLike[str],
+        id: str = "id",
+        schema: Any = None,
+        index: str | None = None,
+    ) -> ComponentStore:
+        """A new store from a Parquet file (any writer's, not only ours).
+
+        Arguments as for :meth:`from_arrow`. Raises ``FileNotFoundError``
+        for a missing file and :class:`~sparseset.FormatError` for one
+        that is truncated or corrupted (page checksums are verified) or
+        does not hold a store (the message says what :meth:`from_arrow`
+        found wrong: no id column, a null, a column of strings, ...).
+
+        Examples
+        --------
+        >>> ComponentStore.read_parquet("/nonexistent/a.parquet")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/a.parquet'
+        """
+        from .parquet_io import read_store
+
+        return read_store(cls, path, id, schema, index)
 
     def __contains__(self, x: object) -> bool:
         return x in self._keys

@@ -872,13 +872,28 @@ class World:
                 state[f"component{i}.column{j}"] = store[column]
         return state
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the whole world to one ``.npz`` file, atomically.
+    def save(self, path: str | os.PathLike[str], format: str = "npz") -> None:
+        """Write the whole world to ``path``, atomically.
 
         Handles, generations, the free list, every store (rows in their
-        order) and every group are kept exactly; :meth:`load` reads it back.
-        The file is written next to ``path`` and renamed over it, so a crash
-        never leaves a half-written file.
+        order) and every group are kept exactly; :meth:`load` reads either
+        format back. A crash never leaves half a save behind.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write.
+        format : {"npz", "parquet"}, optional
+            ``"npz"``: one ``.npz`` file, written next to ``path`` and
+            renamed over it. ``"parquet"``: a directory at ``path`` holding
+            ``manifest.json`` (format version, the world's description,
+            the size and CRC-32 of each file), ``entities.parquet``
+            (generation and liveness per entity index), ``free.parquet``
+            (the free list) and ``component<i>.parquet`` per component
+            (entity index, then its columns), readable by any Parquet
+            tool. It is built in a temporary directory and then takes the
+            place of an older world directory at ``path`` (anything else
+            there raises ``FileExistsError``). Needs pyarrow.
 
         Examples
         --------
@@ -888,17 +903,29 @@ class World:
         2
         >>> w.save(path); World.load(path).get("hp", e)["hp"].tolist()
         [7, 7]
+        >>> w.save(path.with_suffix(".parquet"), format="parquet")
+        >>> World.load(path.with_suffix(".parquet")).get("hp", e)["hp"].tolist()
+        [7, 7]
         """
-        io.save(path, FILE_KIND, FILE_VERSION, self._to_state())
+        if format == "npz":
+            io.save(path, FILE_KIND, FILE_VERSION, self._to_state())
+        elif format == "parquet":
+            from .parquet_io import save_world
+
+            save_world(self, path)
+        else:
+            raise ValueError(f"format must be 'npz' or 'parquet', not {format!r}")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> World:
-        """Read a world written by :meth:`save`.
+        """Read a world written by :meth:`save`, in either format.
 
-        Raises ``FileNotFoundError`` for a missing file and
-        :class:`~sparseset.FormatError` for a truncated, corrupted or
-        wrong-version one; a world is returned only once all of it has
-        been read and checked.
+        A directory is read as the Parquet format, a file as ``.npz``.
+        Raises ``FileNotFoundError`` for a missing path and
+        :class:`~sparseset.FormatError` for a truncated, corrupted,
+        inconsistent or wrong-version save, checked alike in both
+        formats; a world is returned only once all of it has been read
+        and checked.
 
         Examples
         --------
@@ -907,6 +934,10 @@ class World:
         ...
         FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/world.npz'
         """
+        if os.path.isdir(path):
+            from .parquet_io import load_world
+
+            return load_world(cls, path)
         world = cls.__new__(cls)
         world._restore(io.load(path, FILE_KIND, FILE_VERSION), os.fspath(path))
         return world
