@@ -342,6 +342,22 @@ class SparseSet(MutableSet):
             return out.astype(dtype)
         return out.copy() if copy else out
 
+    def to_arrow(self) -> Any:
+        """The members in dense order as a ``pyarrow.Array``, zero-copy.
+
+        The array is a view of the set's buffer: copy it before changing
+        the set if it must not change. Needs pyarrow
+        (``pip install "sparseset[arrow]"``).
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([4, 2]).to_arrow().to_pylist()
+        [4, 2]
+        """
+        from .tabular import set_to_arrow
+
+        return set_to_arrow(self)
+
     def __iter__(self) -> Iterator[int]:
         # A snapshot: mutating the set while iterating cannot derail the loop.
         return iter(self._members().tolist())
