@@ -442,6 +442,16 @@ def rich_store(kind="flat"):
     return store
 
 
+def test_set_to_arrow_is_the_members_in_dense_order_zero_copy():
+    s = SparseSet.from_ids([9, 4, 7])
+    s.discard(9)
+    array = s.to_arrow()
+    assert isinstance(array, pa.Array)
+    assert array.to_pylist() == s.ids.tolist() == [7, 4]
+    assert array.null_count == 0
+    assert array.buffers()[1].address == _address(s.ids)
+
+
 def test_store_to_arrow_is_ids_then_fields_zero_copy():
     store = rich_store()
     table = store.to_arrow()
@@ -968,6 +978,7 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra():
             lambda: store.to_parquet("x.parquet"),
             lambda: sparseset.ComponentStore.read_parquet(__file__),
             lambda: w.save("w", format="parquet"),
+            sparseset.SparseSet().to_arrow,
         ]
         for call in calls:
             try:
@@ -977,7 +988,7 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra():
         """.replace("__file__", repr(__file__))
     )
     lines = out.splitlines()
-    assert len(lines) == 8
+    assert len(lines) == 9
     for line in lines:
         assert line.startswith("ImportError: ")
         assert line.endswith(
