@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 #: Arrow format strings of the integer types, and their numpy dtypes.
-INTEGER_FORMATS = {
+INTEGER_FORMATS: dict[bytes, np.dtype[Any]] = {
     b"c": np.dtype(np.int8),
     b"C": np.dtype(np.uint8),
     b"s": np.dtype(np.int16),
