@@ -850,10 +850,18 @@ def test_map_from_arrow_and_from_pandas():
     frame = m.to_pandas()
     back = SparseMap.from_pandas(frame)
     assert back.ids.tolist() == [3, 1] and back.data.tolist() == m.data.tolist()
-    two = pd.DataFrame({"a": [1.5], "b": [2]}, index=[4])
+    two = pd.DataFrame({"a": [1.5], "b": [2], "name": ["x"]}, index=[4])
     assert float(SparseMap.from_pandas(two, value="a")[4]) == 1.5
+    m3 = SparseMap.from_pandas(two, value="b", dtype="u1")
+    assert m3.data.dtype == np.uint8 and m3[4] == 2
     with pytest.raises(ValueError, match="one value field"):
         SparseMap.from_pandas(two)
+    with pytest.raises(KeyError, match="no value field 'c'"):
+        SparseMap.from_pandas(two, value="c")
+    with pytest.raises(KeyError, match="no column 'c_0' for field 'c'"):
+        SparseMap.from_pandas(two, value="c", dtype="f8", shape=2)
+    keyed = SparseMap.from_pandas(two.reset_index(names="key"), id="key", value="a")
+    assert keyed.ids.tolist() == [4]
 
 
 def test_from_arrow_and_from_pandas_add_as_add_does_into_a_fresh_store():

@@ -620,22 +620,33 @@ def map_from_pandas(
     """
     from .store import ComponentStore
 
-    schema = None
-    if value is not None and dtype is not None:
-        schema = {value: (dtype, () if shape is None else shape)}
-    store = store_from_pandas(ComponentStore, frame, id, schema, index)
+    fields = _infer_pandas([str(name) for name in frame.columns if str(name) != id])
     if value is None:
-        if len(store.columns) != 1:
+        if len(fields) != 1:
             raise ValueError(
                 f"a SparseMap takes one value field, the frame has "
-                f"{list(store.columns)}; pass value=the field to read"
+                f"{list(fields)}; pass value=the field to read"
             )
-        value = store.columns[0]
-    if value not in store.schema:
-        raise KeyError(f"the frame has no value field {value!r}")
-    kind, row = store.schema[value]
+        value = next(iter(fields))
+    if value not in fields and (shape is None or dtype is None):
+        raise KeyError(
+            f"the frame has no value field {value!r}; fields: {', '.join(fields)}"
+        )
+    schema = None
+    row = fields.get(value, ())
     if dtype is not None:
-        kind, row = np.dtype(dtype), row if shape is None else shape
+        schema = _parse_schema({value: (dtype, row if shape is None else shape)})
+        row = schema[value][1]
+    # Only the value's columns: other columns need not be readable at all.
+    wanted = {*_pandas_names(value, row), id}
+    store = store_from_pandas(
+        ComponentStore,
+        frame[[name for name in frame.columns if str(name) in wanted]],
+        id,
+        schema,
+        index,
+    )
+    kind, row = store.schema[value]
     out = cls(kind, row, 0, index)
     out.store.add(store.ids, value=store[value])
     return out
