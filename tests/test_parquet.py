@@ -615,3 +615,19 @@ def test_untampered_state_loads(tmp_path):
     loaded = World.load(tmp_path / "w")
     assert_same_world(loaded, small_world(), np.arange(7))
     assert world_state(loaded)["ids"] == world_state(small_world())["ids"]
+
+
+def test_a_world_stores_file_holds_handles_and_reads_back_as_a_store(tmp_path):
+    w, _ = rich_world()  # recycled indexes: handles past 2**32
+    store = w["pos"]
+    assert store.ids.max() >= 2**32
+    store.to_parquet(tmp_path / "pos.parquet")
+    back = ComponentStore.read_parquet(tmp_path / "pos.parquet")
+    assert back.kind == "paged"  # the first kind that takes every handle
+    assert back.ids.tolist() == store.ids.tolist()
+    assert back["pos"].tobytes() == store["pos"].tobytes()
+    fresh = World()
+    fresh.register("hp", "i4")
+    fresh.add("hp", fresh.create(3), hp=[1, 2, 3])
+    fresh["hp"].to_parquet(tmp_path / "hp.parquet")
+    assert ComponentStore.read_parquet(tmp_path / "hp.parquet").kind == "flat"

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .index_kinds import KINDS
 from .store import _parse_schema
 
 if TYPE_CHECKING:
@@ -340,8 +341,26 @@ def store_to_arrow(store: ComponentStore, id: str = "id") -> Any:
     >>> store_to_arrow(store).to_pydict()
     {'id': [3, 1], 'hp': [30, 10]}
     """
-    metadata = {TABLE_KEY: json.dumps({"index": store.kind}).encode()}
-    return table_of(_store_columns(store, id), metadata)
+    columns = _store_columns(store, id)
+    metadata = {
+        TABLE_KEY: json.dumps({"index": _kind_for(store, columns[0][1])}).encode()
+    }
+    return table_of(columns, metadata)
+
+
+def _kind_for(store: ComponentStore, ids: np.ndarray) -> str:
+    """The index kind a store read back from the table should have.
+
+    The store's own, except for a world's store, whose ids in the table
+    are handles (``index | generation << 32``): the first kind whose range
+    takes them all.
+    """
+    from .world import EntityStore
+
+    if not isinstance(store, EntityStore):
+        return store.kind
+    top = int(ids.max()) if ids.size else -1
+    return next(name for name, kind in KINDS.items() if top < kind.limit)
 
 
 def store_from_arrow(
