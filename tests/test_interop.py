@@ -387,6 +387,27 @@ def test_columns_of_other_types_raise_as_numpy_does_and_change_nothing(case):
         assert _snapshot(*containers) == before
 
 
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([1, None, 5]),
+        pa.chunked_array([[1], [None, 5]]),
+        pd.Series([1, None, 5], dtype="Int64"),
+        pl.Series([1, None, 5]),
+    ],
+    ids=["pyarrow Array", "pyarrow ChunkedArray", "pandas Int64", "polars"],
+)
+def test_set_protocol_reads_a_column_with_nulls_as_set_reads_it(column):
+    # A null is not an id, so not a member, as None is not one of a set of ids.
+    s = SparseSet.from_ids([1, 5])
+    expected = {1, None, 5}
+    assert s.issubset(column) == ({1, 5} <= expected) is True
+    assert s.isdisjoint(column) == {1, 5}.isdisjoint(expected) is False
+    assert sorted(s.intersection(column)) == [1, 5]
+    assert sorted(s.difference(column)) == []
+    assert s.ids.tolist() == [1, 5]
+
+
 def test_negative_and_out_of_range_ids_in_columns_raise_as_numpy_does():
     for values in ([3, -2, 5], [3, 2**40]):
         numpy_ids = np.array(values, np.int64)

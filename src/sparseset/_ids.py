@@ -206,8 +206,13 @@ def ids_among(values: Any) -> tuple[np.ndarray, bool]:
     except (TypeError, ValueError):
         if isinstance(values, np.ndarray) and values.ndim > 1:
             raise
-        elements = values.tolist() if isinstance(values, np.ndarray) else values
-        elements = elements if isinstance(elements, list) else _elements(elements)
+        if isinstance(values, np.ndarray):
+            elements = values.tolist()
+        elif callable(getattr(values, "to_pylist", None)):
+            # A pyarrow column iterates as pyarrow scalars, never ints.
+            elements = list(values.to_pylist())
+        else:
+            elements = values if isinstance(values, list) else _elements(values)
         kept = [v for v in elements if _is_id(v)]
         return as_ids(kept)[0], len(kept) < len(elements)
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
