@@ -13,7 +13,13 @@ it is growing that set's size by one, in reverse order.
 The state is a ``structref`` of a module-level type, like the jit twins:
 ``sa.jit`` hands it to ``@njit`` code, where every operation runs per set,
 and functions that take it cache. The batch methods are compiled loops over
-the same operations.
+the same operations, the kernels of :mod:`.kernels.set_rows`.
+
+In compiled code nothing raises, because a raise path there costs every
+call its reference-count pruning (see :mod:`.kernels.set_rows`): a set
+number outside ``[0, count)`` reads as an empty set (``contains`` False,
+``remove`` False, ``size`` 0, ``values`` empty), and ``rollback`` returns
+whether the token was live instead of raising. The Python methods raise.
 """
 
 from __future__ import annotations
@@ -27,8 +33,14 @@ from numba.experimental import structref
 from numba.extending import overload_method, register_jitable
 
 from ._ids import as_ids
-from .kernels import find, swap_remove
-from .kernels.marks import empty_marks, marked_count, push_mark
+from .kernels.marks import empty_marks, grown_marks, put_mark
+from .kernels.set_rows import (
+    fill_rows,
+    roll_back,
+    row_contains,
+    row_remove,
+    row_size,
+)
 from .structs import build
 
 #: Fields of the state, in order.
@@ -78,77 +90,68 @@ class Token(NamedTuple):
 # -- the operations, once, for the methods in @njit code and the batches ----
 
 
-@register_jitable
-def _check_set(st, k):
-    # Rows are reached by raw offsets: a bad set number would read another
-    # set's memory, or none of ours.
-    if k < 0 or k >= st.sizes.shape[0]:
-        raise IndexError("set number outside the SetArray")
+# The operations, on the state's arrays through the kernels of
+# :mod:`.kernels.set_rows` (no raise, no reference counting: see there). None
+# of them raises either, for the same reason: a set number outside the array
+# reads as an empty set, and a dead token makes ``rollback`` return False.
 
 
 @register_jitable
 def _remove(st, k, v):
-    """Remove value ``v`` from set ``k``, trailing it; True if it was there.
-
-    A value outside ``[0, universe)`` is simply absent."""
-    _check_set(st, k)
-    sparse = st.sparse[k]
-    dense = st.dense[k]
-    n = st.sizes[k]
-    p = find(sparse, dense, n, v)
-    if p < 0:
-        return False
-    st.sizes[k] = swap_remove(sparse, dense, n, p)
-    if st.trail_len == st.trail.shape[0]:
-        grown = np.empty(max(16, 2 * st.trail_len), st.trail.dtype)
-        grown[: st.trail_len] = st.trail
-        st.trail = grown
-    st.trail[st.trail_len] = k
-    st.trail_len += 1
-    return True
+    """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
+    removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
+    st.trail_len += removed
+    return removed
 
 
 @register_jitable
 def _contains(st, k, v):
-    _check_set(st, k)
-    return find(st.sparse[k], st.dense[k], st.sizes[k], v) >= 0
+    return row_contains(st.sparse, st.dense, st.sizes, k, v)
+
+
+@register_jitable
+def _values(st, k):
+    """The members of set ``k`` (a view; empty for a number that is no set)."""
+    size = row_size(st.sizes, k)
+    row = 0
+    if size > 0:
+        row = k
+    # Row 0 exists even in an empty SetArray (see SetArray.__init__).
+    return st.dense[row, :size]
 
 
 @register_jitable
 def _assign(st, k, v):
     """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
     of values removed, each trailed."""
-    _check_set(st, k)
     removed = 0
-    while st.sizes[k] > 1 or (st.sizes[k] == 1 and st.dense[k, 0] != v):
-        # Take the last member (an O(1) removal), or the first if v is last.
-        x = st.dense[k, st.sizes[k] - 1]
-        if x == v:
-            x = st.dense[k, 0]
-        _remove(st, k, x)
-        removed += 1
+    # From the back, each an O(1) removal; ``v`` moves only if it is hit.
+    for j in range(row_size(st.sizes, k) - 1, -1, -1):
+        x = st.dense[k, j]
+        if x != v:
+            removed += _remove(st, k, x)
     return removed
 
 
-@register_jitable
+@register_jitable(inline="always")
 def _checkpoint(st):
-    st.marks, st.depth = push_mark(st.marks, st.depth, st.trail_len, st.epoch, st.stamp)
-    st.stamp += 1
-    return (st.owner, st.depth - 1, st.stamp - 1)
+    if st.depth == st.marks.shape[0]:
+        st.marks = grown_marks(st.marks)
+    depth = put_mark(st.marks, st.depth, st.trail_len, st.epoch, st.stamp)
+    st.depth = depth
+    stamp = st.stamp
+    st.stamp = stamp + 1
+    return (st.owner, depth - 1, stamp)
 
 
-@register_jitable
+@register_jitable(inline="always")
 def _rollback(st, serial, stamp):
     """Undo every removal since checkpoint ``(serial, stamp)``; False if it
     is no longer live."""
-    count = marked_count(st.marks, st.depth, st.epoch, serial, stamp)
-    if count < 0:
-        return False
-    for t in range(st.trail_len - 1, count - 1, -1):
-        st.sizes[st.trail[t]] += 1
-    st.trail_len = count
-    st.depth = serial + 1
-    return True
+    st.trail_len, st.depth, live = roll_back(
+        st.sizes, st.trail, st.trail_len, st.marks, st.depth, st.epoch, serial, stamp
+    )
+    return live
 
 
 @overload_method(SetArrayType, "remove")
@@ -163,20 +166,12 @@ def _ol_contains(st, k, v):  # type: ignore[no-untyped-def]
 
 @overload_method(SetArrayType, "size")
 def _ol_size(st, k):  # type: ignore[no-untyped-def]
-    def impl(st, k):  # type: ignore[no-untyped-def]
-        _check_set(st, k)
-        return st.sizes[k]
-
-    return impl
+    return lambda st, k: row_size(st.sizes, k)
 
 
 @overload_method(SetArrayType, "values")
 def _ol_values(st, k):  # type: ignore[no-untyped-def]
-    def impl(st, k):  # type: ignore[no-untyped-def]
-        _check_set(st, k)
-        return st.dense[k, : st.sizes[k]]
-
-    return impl
+    return lambda st, k: _values(st, k)
 
 
 @overload_method(SetArrayType, "assign")
@@ -191,12 +186,12 @@ def _ol_checkpoint(st):  # type: ignore[no-untyped-def]
 
 @overload_method(SetArrayType, "rollback")
 def _ol_rollback(st, token):  # type: ignore[no-untyped-def]
+    # A bool, not a raise: see the note above the operations.
     def impl(st, token):  # type: ignore[no-untyped-def]
-        if token[0] != st.owner or not _rollback(st, token[1], token[2]):
-            raise ValueError(
-                "not a live checkpoint of this SetArray: a rollback to an older "
-                "checkpoint or a refill since it was taken invalidated it"
-            )
+        serial = token[1]
+        if token[0] != st.owner:
+            serial = -1  # no checkpoint has it: not live
+        return _rollback(st, serial, token[2])
 
     return impl
 
@@ -229,13 +224,9 @@ def _rollback_state(st, serial, stamp):
 
 
 @njit(cache=True)
-def _refill(st, universe):
-    """Every set back to all of ``[0, universe)``; the trail cleared."""
-    for k in range(st.sizes.shape[0]):
-        for v in range(universe):
-            st.dense[k, v] = v
-            st.sparse[k, v] = v
-        st.sizes[k] = universe
+def _refill(st):
+    """Every set back to the whole universe; the trail and checkpoints dropped."""
+    fill_rows(st.sparse, st.dense, st.sizes)
     st.trail_len = 0
     st.depth = 0
     st.epoch += 1
@@ -254,13 +245,17 @@ class SetArray:
     do. Removals are swap-and-pop within a set and each is recorded in one
     trail shared by all sets, so ``rollback(token)`` undoes every removal
     since ``checkpoint()`` in O(removed), whichever sets they touched.
-    Memory is ``count * universe`` values twice (4 bytes each below 2**31).
+    Memory is 12 bytes per value of each set (``dense``, ``sparse`` and the
+    trail, which never grows: a value is on it at most once per set).
 
     In ``@njit`` code, ``sa.jit`` offers per set: ``contains(k, v)``,
     ``remove(k, v)`` (trailed; False if absent), ``assign(k, v)`` (keep
-    only ``v``; how many left), ``size(k)``, ``values(k)`` (the members, a
-    view), and ``checkpoint()`` / ``rollback(token)`` over all sets.
-    Functions that take it cache like any ``@njit(cache=True)`` function.
+    only ``v``; how many were removed), ``size(k)``, ``values(k)`` (the
+    members, a view), and over all sets ``checkpoint()`` and
+    ``rollback(token)``, which returns False (restoring nothing) for a
+    token that is no longer live. A set number outside ``[0, count)`` reads
+    as an empty set there. Functions that take it cache like any
+    ``@njit(cache=True)`` function.
 
     Parameters
     ----------
@@ -290,13 +285,17 @@ class SetArray:
                 raise ValueError(f"{name} = {value} is outside [0, 2**31)")
         count, universe = int(count), int(universe)
         dtype = np.int32
-        dense = np.empty((count, universe), dtype)
-        sparse = np.empty((count, universe), np.uint32)
+        # One row even with no sets, so that compiled code can always
+        # take an (empty) view of row 0.
+        rows = max(count, 1)
+        dense = np.empty((rows, universe), dtype)
+        sparse = np.empty((rows, universe), np.uint32)
         values = (
             dense,
             sparse,
             np.zeros(count, np.int64),
-            np.empty(16, np.int32),
+            # Never fills: a value is on it at most once per set.
+            np.empty(count * universe, np.int32),
             np.int64(0),
             empty_marks(),
             np.int64(0),
@@ -309,7 +308,7 @@ class SetArray:
         self._dense, self._sparse, self._sizes = dense, sparse, values[2]
         self._owner = int(values[-1])
         self._universe = universe
-        _refill(self._state, universe)
+        _refill(self._state)
 
     @property
     def count(self) -> int:
@@ -484,7 +483,7 @@ class SetArray:
         1
         [3, 3]
         """
-        _refill(self._state, self._universe)
+        _refill(self._state)
 
     @property
     def trail_length(self) -> int:

@@ -49,16 +49,41 @@ def push_mark(marks, depth, n, epoch, stamp):
     >>> push_mark(marks, depth, 3, 1, 2)[1]  # the epoch moved: both stale
     1
     """
+    if depth == marks.shape[0]:
+        marks = grown_marks(marks)
+    return marks, put_mark(marks, depth, n, epoch, stamp)
+
+
+@register_jitable
+def grown_marks(marks):
+    """A marks array twice as large, holding the rows of ``marks``.
+
+    Examples
+    --------
+    >>> grown_marks(empty_marks()).shape
+    (8, 3)
+    """
+    grown = np.zeros((2 * marks.shape[0], 3), np.int64)
+    grown[: marks.shape[0]] = marks
+    return grown
+
+
+@register_jitable
+def put_mark(marks, depth, n, epoch, stamp):
+    """:func:`push_mark` into a ``marks`` with room for one more row (the
+    caller checked): never allocates. Returns the new depth.
+
+    Examples
+    --------
+    >>> put_mark(empty_marks(), 0, 5, 0, 0)
+    1
+    """
     if depth > 0 and marks[depth - 1, EPOCH] != epoch:
         depth = 0
-    if depth == marks.shape[0]:
-        grown = np.zeros((2 * depth, 3), np.int64)
-        grown[:depth] = marks[:depth]
-        marks = grown
     marks[depth, COUNT] = n
     marks[depth, EPOCH] = epoch
     marks[depth, STAMP] = stamp
-    return marks, depth + 1
+    return depth + 1
 
 
 @register_jitable
