@@ -1,0 +1,33 @@
+"""Id sets sharded over a dask cluster: sparseset's kernels inside dask.distributed.
+
+Needs the ``distributed`` extra (``pip install "sparseset[distributed]"``);
+``import sparseset`` alone never imports dask. :class:`ShardedSet` holds one
+:class:`~sparseset.SparseSet` per shard in the workers' memory;
+:func:`unique` and :func:`first_seen` deduplicate streams of ids through the
+same shards. :class:`Layout` says which shard an id goes to.
+
+Examples
+--------
+>>> import numpy as np
+>>> from sparseset.distributed import ShardedSet, first_seen
+>>> s = ShardedSet(np.array([3, 8, 3]), shards=2)
+>>> s.contains([8, 4]).compute().tolist()
+[True, False]
+>>> first_seen(np.array([5, 6, 5])).compute().tolist()
+[True, True, False]
+"""
+
+try:
+    import dask.array  # noqa: F401
+    import distributed  # noqa: F401
+except ImportError as error:
+    raise ImportError(
+        f"sparseset.distributed needs dask and distributed ({error.name} is "
+        'missing): pip install "sparseset[distributed]"'
+    ) from error
+
+from .layout import Layout
+from .sharded_set import ShardedSet
+from .streams import first_seen, unique
+
+__all__ = ["Layout", "ShardedSet", "first_seen", "unique"]
