@@ -465,13 +465,21 @@ _NAMESPACE: dict[str, Any] = {
 }
 
 
+# The per-element methods keep their common path free of raises and of
+# allocations: numba prunes the reference counting of the twin's fields only
+# in code without such paths, and otherwise pays atomic increments on every
+# call (measured 27 ns for ``contains`` against 5 ns on plain arrays). A
+# rare path (growth, a bad id) is a call to a method of its own.
+
+
 @overload_method(TwinType, "contains")
 def _contains(self, i):  # type: ignore[no-untyped-def]
+    # find answers absent for any id the index never holds, negative
+    # included (and live_index gives -1 for a dead handle).
     return _compile(
         """
 def impl(self, i):
-    k = KEY
-    return k >= 0 and find(self.sparse, self.dense, self.n, k) >= 0
+    return find(self.sparse, self.dense, self.n, KEY) >= 0
 """,
         self,
     )
@@ -482,10 +490,7 @@ def _index(self, i):  # type: ignore[no-untyped-def]
     return _compile(
         """
 def impl(self, i):
-    k = KEY
-    if k < 0:
-        return np.int64(-1)
-    return find(self.sparse, self.dense, self.n, k)
+    return find(self.sparse, self.dense, self.n, KEY)
 """,
         self,
     )
@@ -493,6 +498,32 @@ def impl(self, i):
 
 @overload_method(TwinType, "add")
 def _add(self, i):  # type: ignore[no-untyped-def]
+    return _compile(
+        """
+def impl(self, i):
+    n = self.n
+    p = np.int64(-1)
+    if n < self.dense.shape[0]:
+        # -1 for an id the index cannot take yet (or ever: bad ids).
+        p = claim(self.sparse, self.dense, n, KEY)
+    if p < 0:
+        return self.add_growing(i)
+    if p < n:
+        return False
+    k = n
+    ZERO_ROW
+    self.n = n + 1
+    self.epoch += 1
+    return True
+""",
+        self,
+    )
+
+
+@overload_method(TwinType, "add_growing")
+def _add_growing(self, i):  # type: ignore[no-untyped-def]
+    """``add`` when dense is full or the index needs room: validates (a bad
+    id raises ``ValueError``), grows, then adds."""
     message = (
         "add takes live handles: this one is dead or was never created"
         if _takes_handles(self)
@@ -533,17 +564,15 @@ def _remove(self, i):  # type: ignore[no-untyped-def]
     return _compile(
         """
 def impl(self, i):
-    k = KEY
-    if k < 0:
-        return False
-    p = find(self.sparse, self.dense, self.n, k)
-    if p < 0:
-        return False
-    self.n = swap_remove(self.sparse, self.dense, self.n, p)
-    hole = p
-    last = self.n
-    MOVE_ROW
-    return True
+    n = self.n
+    p = find(self.sparse, self.dense, n, KEY)
+    removed = p >= 0
+    if removed:
+        self.n = swap_remove(self.sparse, self.dense, n, p)
+        hole = p
+        last = n - 1
+        MOVE_ROW
+    return removed
 """,
         self,
     )
