@@ -909,24 +909,37 @@ PANDAS_DTYPES = [d for d in DTYPES if d is not RECORD]
 SHAPES = [(), (1,), (3,), (2, 3)]
 
 
-def _values(dtype, shape, n):
-    """Any bits of ``dtype``: NaN payloads, NaT, odd bytes in strings."""
+def _values(dtype, shape, n, for_pandas=False):
+    """Any bits of ``dtype``: NaN payloads, NaT, odd bytes in strings.
+
+    ``for_pandas`` keeps to what a pandas column holds: Unicode text in
+    ``U`` columns (no code units past U+10FFFF, no surrogates) and times
+    that fit int64 seconds (pandas' coarsest unit).
+    """
     dtype = np.dtype(dtype)
     if dtype.kind == "b":
         return hnp.arrays(np.bool_, (n, *shape))
+    if for_pandas and dtype.kind == "U":
+        return hnp.arrays(dtype, (n, *shape), elements=hnp.from_dtype(dtype))
+    if for_pandas and dtype.kind in "mM":
+        seconds = {"W": 604_800, "D": 86_400, "h": 3_600, "m": 60}
+        bound = (2**63 - 1) // seconds.get(np.datetime_data(dtype)[0], 1)
+        return hnp.arrays(
+            np.int64, (n, *shape), elements=st.integers(1 - bound, bound - 1)
+        ).map(lambda counts: counts.astype(dtype.newbyteorder("=")).astype(dtype))
     return hnp.arrays(np.uint8, (n, *shape, dtype.itemsize)).map(
         lambda raw: np.ascontiguousarray(raw).view(dtype)[..., 0]
     )
 
 
 @st.composite
-def stores(draw, dtypes=DTYPES):
+def stores(draw, dtypes=DTYPES, for_pandas=False):
     dtype = np.dtype(draw(st.sampled_from(dtypes)))
     shape = draw(st.sampled_from(SHAPES))
     kind = draw(st.sampled_from(["flat", "paged", "hash"]))
     limit = {"flat": 2**31, "paged": 2**48, "hash": 2**63}[kind]
     ids = draw(st.lists(st.integers(0, limit - 1), max_size=20, unique=True))
-    values = draw(_values(dtype, shape, len(ids)))
+    values = draw(_values(dtype, shape, len(ids), for_pandas))
     store = ComponentStore({"x": (dtype, shape), "k": "i8"}, index=kind)
     store.add(np.array(ids, np.int64), x=values, k=np.arange(len(ids)))
     removed = draw(st.lists(st.sampled_from(ids), max_size=3)) if ids else []
@@ -941,7 +954,7 @@ def test_arrow_round_trip_is_exact(store):
     assert back.kind == store.kind
 
 
-@given(stores(PANDAS_DTYPES))
+@given(stores(PANDAS_DTYPES, for_pandas=True))
 def test_pandas_round_trip_is_exact(store):
     frame = store.to_pandas()
     back = ComponentStore.from_pandas(frame, schema=store.schema, index=store.kind)
@@ -952,10 +965,36 @@ def test_pandas_round_trip_is_exact(store):
 NATIVE = ["?", *INT_TYPES, "f2", "f4", "f8", "c8", "c16", "M8[ns]", "M8[s]", "m8[us]"]
 
 
-@given(stores(NATIVE))
+@given(stores(NATIVE, for_pandas=True))
 def test_pandas_round_trip_infers_the_schema(store):
     back = ComponentStore.from_pandas(store.to_pandas(), index=store.kind)
     assert_same_store(back, store)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "raw", "message"),
+    [
+        ("U2", [0x61, 0x110000], "column 'x', row 1: not Unicode text"),
+        ("U2", [0xD800, 0x61], "column 'x', row 1: not Unicode text"),
+        ("M8[D]", 2**62, r"column 'x', row 1: .* outside the range of times"),
+        ("m8[W]", -(2**61), r"column 'x', row 1: .* outside the range of times"),
+    ],
+)
+def test_to_pandas_refuses_values_pandas_cannot_hold(dtype, raw, message):
+    """numpy holds any code units and any count of days; pandas holds text
+    and int64 seconds. Such a column raises instead of arriving changed."""
+    dtype = np.dtype(dtype)
+    good = np.zeros(1, dtype)
+    if dtype.kind == "U":
+        good = np.array(["ok"], dtype)
+        bad = np.array(raw, np.uint32).view(dtype)
+    else:
+        bad = np.array([raw], np.int64).view(dtype)
+    store = ComponentStore({"x": dtype})
+    store.add([3, 8], x=np.concatenate([good, bad]))
+    with pytest.raises(ValueError, match=message):
+        store.to_pandas()
+    assert store.to_arrow().num_rows == 2  # Arrow keeps them exactly
 
 
 # --------------------------------------------------------------------------

@@ -418,11 +418,60 @@ def store_to_pandas(store: ComponentStore, id: str = "id") -> Any:
                 f"column {name!r} holds records ({values.dtype}), which pandas "
                 f"has no column type for; use to_arrow()"
             )
+        _check_pandas_can_hold(name, values)
         flat = values.reshape(values.shape[0], int(np.prod(values.shape[1:])))
         for k, label in enumerate(_pandas_names(name, values.shape[1:])):
             data[label] = flat[:, k]
     index = pd.Index(np.array(columns[0][1]), name=id)
     return pd.DataFrame(data, index=index, columns=list(data))
+
+
+#: The datetime and timedelta units pandas keeps; others convert to seconds.
+_PANDAS_TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def _check_pandas_can_hold(name: str, values: np.ndarray) -> None:
+    """Raise ``ValueError`` for values a pandas column cannot hold exactly:
+    strings that are not Unicode text, times outside pandas' range.
+
+    numpy keeps any 32-bit code units in a ``U`` column and any count of
+    days or years in a ``M8[D]`` one; pandas holds text as ``str`` and
+    times in seconds at the coarsest. ``to_arrow`` keeps both exactly.
+    """
+    kind = values.dtype.kind
+    flat = values.reshape(-1)
+    if kind == "U" and flat.size:
+        units = flat.view(np.uint32)
+        bad = (units > 0x10FFFF) | ((units >= 0xD800) & (units <= 0xDFFF))
+        if bad.any():
+            row = int(np.argmax(bad)) // (units.size // values.shape[0])
+            raise ValueError(
+                f"column {name!r}, row {row}: not Unicode text (a code unit past "
+                f"U+10FFFF or a surrogate), which a pandas column cannot hold; "
+                f"use to_arrow()"
+            )
+    if kind in "mM" and flat.size:
+        unit, step = np.datetime_data(values.dtype)
+        if unit not in _PANDAS_TIME_UNITS:
+            native = flat.astype(flat.dtype.newbyteorder("="), copy=False)
+            if unit in ("Y", "M"):
+                # Months have no fixed length: a count that does not
+                # survive the trip to seconds and back overflowed.
+                back = native.astype(native.dtype.str[:3] + "[s]").astype(native.dtype)
+                lost = back != native
+            else:
+                per = int(np.timedelta64(step, unit) // np.timedelta64(1, "s"))
+                bound = (2**63 - 1) // per
+                counts = native.view(np.int64)
+                lost = (counts >= bound) | (counts <= -bound)
+            lost &= ~np.isnat(native)
+            if lost.any():
+                row = int(np.argmax(lost)) // (flat.size // values.shape[0])
+                raise ValueError(
+                    f"column {name!r}, row {row}: {flat[np.argmax(lost)]} is "
+                    f"outside the range of times pandas holds (int64 seconds); "
+                    f"use to_arrow()"
+                )
 
 
 def _pandas_values(series: Any, label: str, dtype: np.dtype | None) -> np.ndarray:
