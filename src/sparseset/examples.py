@@ -35,9 +35,11 @@ def _queens(domains, n, row):
     count = 0
     # Only later rows lose values below, so this row's members stay put.
     free = domains.values(row)
+    # One checkpoint for all the placements in this row: rolling back to a
+    # token keeps it live.
+    token = domains.checkpoint()
     for j in range(free.shape[0]):
         column = free[j]
-        token = domains.checkpoint()
         alive = True
         for r in range(row + 1, n):
             d = r - row
