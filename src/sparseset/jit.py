@@ -507,7 +507,7 @@ def impl(self, i):
         # -1 for an id the index cannot take yet (or ever: bad ids).
         p = claim(self.sparse, self.dense, n, KEY)
     if p < 0:
-        return self.add_growing(i)
+        p = self.make_room(i)
     if p < n:
         return False
     k = n
@@ -520,10 +520,11 @@ def impl(self, i):
     )
 
 
-@overload_method(TwinType, "add_growing")
-def _add_growing(self, i):  # type: ignore[no-untyped-def]
-    """``add`` when dense is full or the index needs room: validates (a bad
-    id raises ``ValueError``), grows, then adds."""
+@overload_method(TwinType, "make_room")
+def _make_room(self, i):  # type: ignore[no-untyped-def]
+    """``add``'s rare path: a bad id raises ``ValueError``; a member gives
+    its position; otherwise the index and the rows grow as needed and the
+    id is claimed at ``n`` (the caller finishes the add)."""
     message = (
         "add takes live handles: this one is dead or was never created"
         if _takes_handles(self)
@@ -535,8 +536,9 @@ def impl(self, i):
     key = KEY
     if key < 0 or not in_range(self.sparse, key):
         raise ValueError("{message}")
-    if find(self.sparse, self.dense, self.n, key) >= 0:
-        return False
+    p = find(self.sparse, self.dense, self.n, key)
+    if p >= 0:
+        return p
     # The index first: a flat index's size caps the rows dense may have.
     while not accepts(self.sparse, key):
         self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
@@ -547,13 +549,11 @@ def impl(self, i):
         dense[: old.shape[0]] = old
         self.dense = dense
         GROW_ROWS
-    while claim(self.sparse, self.dense, self.n, key) < 0:
+    p = claim(self.sparse, self.dense, self.n, key)
+    while p < 0:
         self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
-    k = self.n
-    ZERO_ROW
-    self.n = k + 1
-    self.epoch += 1
-    return True
+        p = claim(self.sparse, self.dense, self.n, key)
+    return p
 """,
         self,
     )
