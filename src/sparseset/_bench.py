@@ -760,21 +760,34 @@ def run_bench(
         f"median of {repeats} runs, {min(repeats, SLOW_REPEATS)} for Python "
         "baselines"
     )
+    meta = {
+        "repeats": repeats,
+        "seed": seed,
+        "threads": numba.get_num_threads(),
+        "versions": versions,
+    }
+    _report(results, title, watch, out, json_path, plot_path, n=n, **meta)
+    return results
+
+
+def _report(
+    results: list[Result],
+    title: str,
+    watch: Stopwatch,
+    out: IO[str],
+    json_path: str | None,
+    plot_path: str | None,
+    *,
+    n: int,
+    **meta: Any,
+) -> None:
+    """Print the table and the time taken; write the JSON and plot if asked."""
     print(format_table(results, title=title), file=out)
     print(f"bench took {watch.seconds():.1f} s", file=out, flush=True)
     if json_path is not None:
-        write_json(
-            json_path,
-            results,
-            n=n,
-            repeats=repeats,
-            seed=seed,
-            threads=numba.get_num_threads(),
-            versions=versions,
-        )
+        write_json(json_path, results, n=n, **meta)
     if plot_path is not None:
         write_plot(results, plot_path, title=f"sparseset bench, n = {n:,}")
-    return results
 
 
 def run_bench_processes(
@@ -849,21 +862,21 @@ def run_bench_processes(
         f"{versions['python']}, esper {versions['esper'] or 'not installed'}; "
         f"{meta['threads']} numba threads, {os.cpu_count()} CPUs"
     )
-    print(format_table(results, title=title), file=out)
-    print(f"bench took {watch.seconds():.1f} s", file=out, flush=True)
-    if json_path is not None:
-        write_json(
-            json_path,
-            results,
-            n=n,
-            repeats=repeats,
-            seed=seed,
-            processes=processes,
-            per_process=[[dataclasses.asdict(r) for r in run] for run in runs],
-            **meta,
-        )
-    if plot_path is not None:
-        write_plot(results, plot_path, title=f"sparseset bench, n = {n:,}")
+    per_process = [[dataclasses.asdict(r) for r in run] for run in runs]
+    _report(
+        results,
+        title,
+        watch,
+        out,
+        json_path,
+        plot_path,
+        n=n,
+        repeats=repeats,
+        seed=seed,
+        processes=processes,
+        per_process=per_process,
+        **meta,
+    )
     return results
 
 
