@@ -178,13 +178,19 @@ class Contains(_OnCluster):
         self._run(da.isin(self.queries, self.members))
 
     def time_single_process_flat(self, n, workers):
-        self.single.contains(self.queries_np)
+        self.single["flat"].contains(self.queries_np)
+
+    def time_single_process_hash(self, n, workers):
+        self.single["hash"].contains(self.queries_np)
 
     def setup(self, n, workers):
         from sparseset import SparseSet
 
         super().setup(n, workers)
-        self.single = SparseSet.from_ids(self.members_np, capacity=4 * n)
+        self.single = {
+            "flat": SparseSet.from_ids(self.members_np, capacity=4 * n),
+            "hash": SparseSet.from_ids(self.members_np, index="hash"),
+        }
 
 
 class Unique(_OnCluster):
