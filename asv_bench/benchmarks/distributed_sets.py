@@ -14,10 +14,11 @@ processes (one thread each), on the same data in the same run:
   twice, shuffled), by ``unique`` and ``first_seen``; next to
   ``dask.array.unique`` and ``dask.dataframe`` ``drop_duplicates``.
 
-Each also times a single-process ``SparseSet`` on the same ids
-(``time_single_process``), the per-id cost the shards' kernels should
-match. Inputs are dask arrays of ``BLOCK`` ids a block, persisted on the
-workers before timing, so nothing is read from the client while timed.
+Each also times a single-process ``SparseSet`` on the same ids, on one
+thread as each worker's kernels run (``time_single_process_*``): the
+per-id cost the shards' kernels should match. Inputs are dask arrays of
+``BLOCK`` ids a block, persisted on the workers before timing, so nothing
+is read from the client while timed.
 
 asv runs them at a small N (``asv run --quick`` stays fast); the closing
 figures at 50M come from running this file as a script::
@@ -72,9 +73,14 @@ class _OnCluster:
     prebuilt = False
 
     def setup(self, n, workers):
+        import numba
         from distributed import Client, LocalCluster, wait
 
         from sparseset.distributed import ShardedSet, first_seen, unique
+
+        # The single-process baselines on one thread, as a worker's kernels.
+        self.threads = numba.get_num_threads()
+        numba.set_num_threads(1)
 
         self.cluster = LocalCluster(
             n_workers=workers,
@@ -126,6 +132,9 @@ class _OnCluster:
         return self.client.persist(joined)
 
     def teardown(self, n, workers):
+        import numba
+
+        numba.set_num_threads(self.threads)
         self.client.close()
         self.cluster.close()
 

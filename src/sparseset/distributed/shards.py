@@ -6,13 +6,21 @@ Each shard is a ``SparseSet`` of ids local to the shard (``id - start``;
 ``add`` copies the shard first, so a task that dask reruns after losing
 a worker computes the same answer from the same inputs. Nothing here
 imports dask.
+
+Dask's threads are the parallelism: a task's kernels run on the task's own
+thread (:func:`one_thread`), never on numba's thread pool as well, which
+on a machine whose cores all run workers would oversubscribe them (two
+2-core workers with numba's spinning threads measured 2x slower lookups).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
+import numba
 import numpy as np
 
 from .. import io
@@ -78,6 +86,25 @@ def run_of(split: Split, shard: int) -> np.ndarray:
     return split.run(shard)
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the kernels called inside on this thread only (numba's thread
+    count is per calling thread), restoring the count after.
+
+    Examples
+    --------
+    >>> with one_thread():
+    ...     numba.get_num_threads()
+    1
+    """
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)
+
+
 def build(kind: str, capacity: int | None, runs: list[np.ndarray]) -> SparseSet:
     """A new shard holding the ids of ``runs``, added in order; room for
     ``capacity`` (None: as many members as the runs hold ids).
@@ -88,11 +115,16 @@ def build(kind: str, capacity: int | None, runs: list[np.ndarray]) -> SparseSet:
     [3, 1, 4]
     """
     if capacity is None:
-        capacity = min(sum(run.shape[0] for run in runs), kind_named(kind).max_capacity)
+        capacity = _room(kind, runs)
     shard = SparseSet(capacity, index=kind)
     for run in runs:
         shard.add(run)
     return shard
+
+
+def _room(kind: str, runs: list[np.ndarray]) -> int:
+    """Room for as many members as ``runs`` hold ids (a hint: a set grows)."""
+    return min(sum(run.shape[0] for run in runs), kind_named(kind).max_capacity)
 
 
 def add_runs(shard: SparseSet, runs: list[np.ndarray]) -> SparseSet:
@@ -132,7 +164,8 @@ def contains_run(shard: SparseSet, run: np.ndarray) -> np.ndarray:
     >>> contains_run(SparseSet.from_ids([4]), np.array([4, 5])).tolist()
     [True, False]
     """
-    return shard.contains(run)  # type: ignore[no-any-return]
+    with one_thread():
+        return shard.contains(run)  # type: ignore[no-any-return]
 
 
 def index_run(shard: SparseSet, run: np.ndarray, first: int) -> np.ndarray:
@@ -145,7 +178,8 @@ def index_run(shard: SparseSet, run: np.ndarray, first: int) -> np.ndarray:
     >>> index_run(SparseSet.from_ids([4, 6]), np.array([6, 5]), 10).tolist()
     [11, -1]
     """
-    out = shard.index(run)
+    with one_thread():
+        out = shard.index(run)
     out[out >= 0] += first
     return out  # type: ignore[no-any-return]
 
@@ -235,13 +269,14 @@ def first_seen(kind: str, runs: list[np.ndarray]) -> tuple[np.ndarray, ...]:
     """
     from ..kernels.partition import first_positions
 
-    seen = SparseSet(sum(run.shape[0] for run in runs), index=kind)
+    seen = SparseSet(_room(kind, runs), index=kind)
     masks = []
     for run in runs:
         before = len(seen)
         seen.add(run)
         mask = np.empty(run.shape[0], np.bool_)
-        first_positions(seen.index(run), before, mask)
+        with one_thread():
+            first_positions(seen.index(run), before, mask)
         masks.append(mask)
     return tuple(masks)
 
