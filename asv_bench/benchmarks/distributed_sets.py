@@ -244,7 +244,8 @@ def _timed(function, repeats):
 
 def _task_seconds(client, run):
     """Run ``run()`` while recording dask's task stream; the seconds workers
-    spent per kind of task (the key's name up to its token)."""
+    spent per kind of task (the key's name up to its token), and fetching
+    inputs from other workers (``transfer``)."""
     from distributed import get_task_stream
 
     with get_task_stream(client) as stream:
@@ -256,8 +257,10 @@ def _task_seconds(client, run):
             part for part in str(prefix).split("-") if not _is_token(part)
         )
         for span in task["startstops"]:
-            if span["action"] == "compute":
-                spent[prefix] = spent.get(prefix, 0.0) + span["stop"] - span["start"]
+            # Compute time by kind of task; time fetching inputs from other
+            # workers (serialising, sending, deserialising) on its own.
+            what = prefix if span["action"] == "compute" else span["action"]
+            spent[what] = spent.get(what, 0.0) + span["stop"] - span["start"]
     return spent
 
 
