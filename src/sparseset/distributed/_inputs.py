@@ -14,6 +14,7 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from dask.base import is_dask_collection
+from dask.highlevelgraph import HighLevelGraph
 
 from .._ids import as_ids, reject_negative, reject_out_of_range
 from ..index_kinds import IndexKind
@@ -78,6 +79,13 @@ def as_dask_ids(ids: Any, add_to: IndexKind | None = None) -> Ids:
     # A random name: tokenizing the array would hash all of it.
     name = f"sparseset-ids-{uuid.uuid4().hex}"
     return Ids(da.from_array(arr, chunks="auto", name=name), scalar, arr)
+
+
+def graph_of(name: str, layer: Any, dependencies: Any) -> HighLevelGraph:
+    """``HighLevelGraph.from_collections``, typed loosely: dask's own
+    collections do not satisfy its typing protocol (``mypy`` says so of
+    ``dask.array.Array``), so the checks would only be noise here."""
+    return HighLevelGraph.from_collections(name, layer, dependencies)
 
 
 def _series_values(series: Any) -> da.Array:

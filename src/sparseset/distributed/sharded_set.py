@@ -27,7 +27,7 @@ from dask.highlevelgraph import HighLevelGraph
 from .. import io
 from ..index_kinds import IndexKind, kind_named
 from . import shards as tasks
-from ._inputs import Ids, as_dask_ids
+from ._inputs import Ids, as_dask_ids, graph_of
 from .layout import Layout, check_shards
 
 #: The per-shard operations, by the names of their tasks.
@@ -143,7 +143,7 @@ class ShardedSet(DaskMethodsMixin):
                 capacity,
                 [(runs, c, k) for c in range(blocks)],
             )
-        graph = HighLevelGraph.from_collections(name, layer, [source.array])
+        graph = graph_of(name, layer, [source.array])
         self._setup(graph, name, layout, kind)
 
     def _setup(
@@ -161,7 +161,7 @@ class ShardedSet(DaskMethodsMixin):
     ) -> ShardedSet:
         out = cls.__new__(cls)
         if not isinstance(graph, HighLevelGraph):
-            graph = HighLevelGraph.from_collections(name, graph, ())
+            graph = graph_of(name, graph, ())
         out._setup(graph, name, layout, kind)
         return out
 
@@ -275,7 +275,7 @@ class ShardedSet(DaskMethodsMixin):
         """A dask array with one element per shard: ``function(shard)``."""
         name = f"sparseset-{prefix}-{self._name}"
         layer = {(name, k): (function, (self._name, k)) for k in range(self.shards)}
-        graph = HighLevelGraph.from_collections(name, layer, [self])
+        graph = graph_of(name, layer, [self])
         return da.Array(graph, name, ((1,) * self.shards,), np.int64)
 
     def shard_lengths(self) -> np.ndarray:
@@ -322,7 +322,7 @@ class ShardedSet(DaskMethodsMixin):
             (name, k): (tasks.members, (self._name, k), self.layout.start(k))
             for k in range(self.shards)
         }
-        graph = HighLevelGraph.from_collections(name, layer, [self])
+        graph = graph_of(name, layer, [self])
         return da.Array(graph, name, (tuple(int(n) for n in lengths),), np.int64)
 
     # -- queries -------------------------------------------------------------
@@ -391,7 +391,7 @@ class ShardedSet(DaskMethodsMixin):
                 np.dtype(dtype).str,
                 *[(look, c, k) for k in range(self.shards)],
             )
-        graph = HighLevelGraph.from_collections(out, layer, [source.array, self])
+        graph = graph_of(out, layer, [source.array, self])
         result = da.Array(graph, out, source.array.chunks, dtype)
         return result[0] if source.scalar else result
 
@@ -433,7 +433,7 @@ class ShardedSet(DaskMethodsMixin):
                 (self._name, k),
                 [(runs, c, k) for c in range(blocks)],
             )
-        graph = HighLevelGraph.from_collections(name, layer, [source.array, self])
+        graph = graph_of(name, layer, [source.array, self])
         return ShardedSet._from_graph(graph, name, self.layout, self._kind)
 
     def union(self, other: Any) -> ShardedSet:
@@ -492,7 +492,7 @@ class ShardedSet(DaskMethodsMixin):
             (name, k): (function, (self._name, k), (other._name, k))
             for k in range(self.shards)
         }
-        graph = HighLevelGraph.from_collections(name, layer, [self, other])
+        graph = graph_of(name, layer, [self, other])
         return ShardedSet._from_graph(graph, name, self.layout, self._kind)
 
     # -- files ---------------------------------------------------------------
@@ -531,7 +531,7 @@ class ShardedSet(DaskMethodsMixin):
             )
             for k in range(self.shards)
         }
-        graph = HighLevelGraph.from_collections(name, layer, [self])
+        graph = graph_of(name, layer, [self])
         try:
             lengths = da.Array(graph, name, ((1,) * self.shards,), np.int64).compute()
             io.save(
@@ -589,7 +589,7 @@ class ShardedSet(DaskMethodsMixin):
             )
             for k in range(layout.shards)
         }
-        graph = HighLevelGraph.from_collections(name, layer, ())
+        graph = graph_of(name, layer, ())
         loaded = cls._from_graph(graph, name, layout, kind).persist()
         # Read and checked now, so that a bad file raises here.
         loaded._lengths = np.asarray(loaded._per_shard(tasks.length, "len").compute())
@@ -645,7 +645,8 @@ def _space(source: Ids) -> int:
     """
     if source.values is not None:
         return int(source.values.max()) + 1 if source.values.size else 0
-    ends = source.array.map_blocks(_end, chunks=(1,), dtype=np.uint64)
+    array: Any = source.array
+    ends = array.map_blocks(_end, chunks=(1,), dtype=np.uint64)
     return int(ends.max().compute()) if ends.shape[0] else 0
 
 

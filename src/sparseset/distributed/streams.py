@@ -13,11 +13,10 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
-from dask.highlevelgraph import HighLevelGraph
 
 from ..index_kinds import kind_named
 from . import shards as tasks
-from ._inputs import as_dask_ids
+from ._inputs import as_dask_ids, graph_of
 from .layout import Layout, check_shards
 from .sharded_set import _route, _space, default_shards
 
@@ -61,7 +60,7 @@ def unique(
             layout.start(k),
             [(runs, c, k) for c in range(blocks)],
         )
-    graph = HighLevelGraph.from_collections(name, layer, [source.array])
+    graph = graph_of(name, layer, [source.array])
     return da.Array(graph, name, ((np.nan,) * layout.shards,), np.int64)
 
 
@@ -101,6 +100,6 @@ def first_seen(
             np.dtype(np.bool_).str,
             *[(masks, c, k) for k in range(layout.shards)],
         )
-    graph = HighLevelGraph.from_collections(name, layer, [source.array])
+    graph = graph_of(name, layer, [source.array])
     result = da.Array(graph, name, source.array.chunks, np.bool_)
     return result[0] if source.scalar else result
