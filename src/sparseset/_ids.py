@@ -8,6 +8,7 @@ batch is rejected whole and the messages read the same everywhere.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -200,7 +201,13 @@ def ids_among(values: Any) -> tuple[np.ndarray, bool]:
           dtype=uint64), True)
     >>> ids_among({5: "five"})
     (array([5]), False)
+    >>> ids_among("ab")  # a string's characters: none of them an id
+    (array([], dtype=int64), True)
     """
+    if isinstance(values, str | Iterator):
+        values = list(values)  # a string's characters; an iterator, read once
+    elif isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        values = values.tolist()
     try:
         arr, _ = as_ids(values)
     except (TypeError, ValueError):
@@ -213,7 +220,11 @@ def ids_among(values: Any) -> tuple[np.ndarray, bool]:
             elements = list(values.to_pylist())
         else:
             elements = values if isinstance(values, list) else _elements(values)
-        kept = [v for v in elements if _is_id(v)]
+        kept = []
+        for v in elements:
+            hash(v)  # an element set could not hash raises, as for set
+            if _is_id(v):
+                kept.append(v)
         return as_ids(kept)[0], len(kept) < len(elements)
     if arr.dtype.kind == "i" and arr.size and arr.min() < 0:
         return arr[arr >= 0], True

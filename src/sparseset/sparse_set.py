@@ -883,7 +883,7 @@ class SparseSet(MutableSet):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
             probe, ids = large._arrays, small._members()
         else:
-            ids, _ = _among(other)
+            ids, _ = ids_among(other)
             probe = self._arrays
         return (
             kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
@@ -917,7 +917,7 @@ class SparseSet(MutableSet):
                 out = out._and(other)
             else:
                 out = out.copy() if out is self else out
-                out._keep_only(_among(other)[0])
+                out._keep_only(ids_among(other)[0])
         return out.copy() if out is self else out
 
     def difference(self, *others: Any) -> SparseSet:
@@ -952,7 +952,7 @@ class SparseSet(MutableSet):
         """
         if isinstance(other, SparseSet):
             return self._le(other)
-        arr, _ = _among(other)
+        arr, _ = ids_among(other)
         found = arr[self.contains(arr)]
         return np.unique(found).shape[0] == len(self)
 
@@ -966,7 +966,7 @@ class SparseSet(MutableSet):
         """
         if isinstance(other, SparseSet):
             return other._le(self)
-        arr, others = _among(other)
+        arr, others = ids_among(other)
         a = self._arrays
         return not others and (
             kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
@@ -996,7 +996,7 @@ class SparseSet(MutableSet):
             if isinstance(other, SparseSet):
                 self._keep_only(other._members())
             else:
-                self._keep_only(_among(other)[0])
+                self._keep_only(ids_among(other)[0])
 
     def difference_update(self, *others: Any) -> None:
         """Remove the ids of every one of ``others``.
@@ -1011,7 +1011,7 @@ class SparseSet(MutableSet):
             if isinstance(other, SparseSet):
                 self._discard(other._members())
             else:
-                self._discard(_among(other)[0])
+                self._discard(ids_among(other)[0])
 
     def symmetric_difference_update(self, other: Any) -> None:
         """Remove the ids of ``other`` that are members, add the rest.
@@ -1046,22 +1046,6 @@ class SparseSet(MutableSet):
 
     def __ixor__(self, other: Any) -> Any:
         return self._inplace(other, SparseSet.symmetric_difference_update)
-
-
-def _among(other: Any) -> tuple[np.ndarray, bool]:
-    """:func:`ids_among` for the other operand of a set-protocol call, read
-    as ``set`` reads it: any iterable, a string included (its characters
-    are simply not ids), and an element of a list or tuple that ``set``
-    could not hash raises ``TypeError`` instead of passing for a non-member."""
-    if isinstance(other, str | Iterator):
-        other = list(other)  # a string's characters; an iterator, read once
-    elif isinstance(other, np.ndarray) and other.dtype == object and other.ndim == 1:
-        other = other.tolist()
-    arr, others = ids_among(other)
-    if others and isinstance(other, list | tuple):
-        for value in other:
-            hash(value)  # TypeError for an unhashable element, as for set
-    return arr, others
 
 
 def _is_token(token: Any) -> bool:
