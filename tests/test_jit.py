@@ -260,6 +260,25 @@ class TwinMachine(RuleBasedStateMachine):
         if new:
             self._kill_tokens()
 
+    @rule(value=st.integers(0, 60))
+    def add_one(self, value):
+        """A plain int from Python: the set calls its twin's compiled add."""
+        new = value not in self.model
+        assert self.s.add(value) == int(new)
+        self.model.add(value)
+        if new:
+            self._kill_tokens()
+
+    @rule(value=st.integers(0, 60), strict=st.booleans())
+    def discard_one(self, value, strict):
+        if strict and value not in self.model:
+            with pytest.raises(KeyError, match=f"id = {value} is not a member"):
+                self.s.remove(value)
+            return
+        gone = self.s.remove(value) if strict else self.s.discard(value)
+        assert gone == int(value in self.model)
+        self.model.discard(value)
+
     @rule(values=ids, compiled=st.booleans())
     def discard(self, values, compiled):
         arr = np.array(values, np.int64)
@@ -316,6 +335,8 @@ class TwinMachine(RuleBasedStateMachine):
             assert np.array_equal(self.s.index(ids), np.arange(len(ids)))
         found, _ = query(self.js, np.arange(62))
         assert found.tolist() == [i in self.model for i in range(62)]
+        assert [i in self.s for i in range(62)] == found.tolist()
+        assert [self.s.contains(i) for i in (0, 30, 61)] == found[[0, 30, 61]].tolist()
 
 
 @pytest.mark.parametrize("kind", ["flat", "paged", "hash"])

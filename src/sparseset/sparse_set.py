@@ -138,7 +138,9 @@ class SparseSet(MutableSet):
     (True, dtype('int64'))
     """
 
-    __slots__ = ("__weakref__", "_arrays", "_kind")
+    # ``_twin`` is this set's own jit twin once handed out (then also its
+    # ``_arrays``): its scalar calls go through the twin's compiled methods.
+    __slots__ = ("__weakref__", "_arrays", "_kind", "_twin")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
@@ -146,6 +148,7 @@ class SparseSet(MutableSet):
         capacity = kind.check_capacity(capacity)
         self._kind = kind
         self._arrays = _Arrays(kind.new(capacity), np.empty(capacity, kind.id_dtype), 0)
+        self._twin: Any = None
 
     # -- construction -----------------------------------------------------
 
@@ -196,6 +199,7 @@ class SparseSet(MutableSet):
         rows = min(members, kind.row_limit(index))
         out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
         out._kind = kind
+        out._twin = None
         return out
 
     def _fill(self, members: np.ndarray) -> None:
@@ -399,7 +403,7 @@ class SparseSet(MutableSet):
         if type(a) is _Arrays:
             from .jit import make_twin
 
-            a = self._arrays = make_twin(a, {})
+            a = self._arrays = self._twin = make_twin(a, {})
         return a
 
     # -- batch mutation ---------------------------------------------------
@@ -434,6 +438,10 @@ class SparseSet(MutableSet):
                 return 1
             if p >= 0:
                 return 0
+        elif type(ids) is int and 0 <= ids < self._kind.limit and a is self._twin:
+            # Once the twin holds the state, every field read from Python is
+            # a compiled call: one call to the twin's own add is cheaper.
+            return int(a.add(ids))
         arr, scalar = as_ids(ids)
         a.n = self._insert(arr, scalar, ids, None)
         if a.n != n:
@@ -512,12 +520,24 @@ class SparseSet(MutableSet):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
-        a = self._arrays
-        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
-            n = a.n
-            a.n = kernels.discard_one(a.parts, a.dense, n, ids)
-            return n - a.n
+        removed = self._discard_one(ids)
+        if removed is not None:
+            return removed
         return self._discard(self._removal_batch(ids)[0])
+
+    def _discard_one(self, x: Any) -> int | None:
+        """Discard one plain int id without the batch machinery: how many
+        left (0 or 1), or None where this path does not apply."""
+        if type(x) is not int or not 0 <= x < _INT64_END:
+            return None
+        a = self._arrays
+        if type(a) is _Arrays:
+            n = a.n
+            a.n = kernels.discard_one(a.parts, a.dense, n, x)
+            return n - a.n
+        if a is self._twin:
+            return int(a.remove(x))
+        return None
 
     def _discard(self, arr: np.ndarray) -> int:
         """Discard validated ids (non-negative, any integer dtype)."""
@@ -542,13 +562,11 @@ class SparseSet(MutableSet):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
-        a = self._arrays
-        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
-            n = a.n
-            a.n = kernels.discard_one(a.parts, a.dense, n, ids)
-            if a.n == n:
-                raise KeyError(f"id = {ids} is not a member; nothing was removed")
-            return 1
+        removed = self._discard_one(ids)
+        if removed == 0:
+            raise KeyError(f"id = {ids} is not a member; nothing was removed")
+        if removed is not None:
+            return removed
         arr, scalar = self._removal_batch(ids)
         self._require_members(arr, scalar, ids)
         return self._discard(arr)
@@ -690,8 +708,11 @@ class SparseSet(MutableSet):
         (True, [False, True, False])
         """
         a = self._arrays
-        if type(ids) is int and 0 <= ids < _INT64_END and type(a) is _Arrays:
-            return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
+        if type(ids) is int and 0 <= ids < _INT64_END:
+            if type(a) is _Arrays:
+                return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
+            if a is self._twin:
+                return a.contains(ids)  # type: ignore[no-any-return]
         arr, scalar = as_ids(ids)
         out = np.empty(arr.shape[0], np.bool_)
         kernel = kernels.contains_parallel if _threaded(arr) else kernels.contains
@@ -706,6 +727,8 @@ class SparseSet(MutableSet):
             a = self._arrays
             if type(a) is _Arrays:
                 return kernels.find_one(a.parts, a.dense, a.n, x) >= 0  # type: ignore[no-any-return]
+            if a is self._twin:
+                return a.contains(x)  # type: ignore[no-any-return]
         x = one_id(x)
         return x is not None and bool(self.contains(x))
 
