@@ -88,12 +88,11 @@ class Token(NamedTuple):
 
 
 # -- the operations, once, for the methods in @njit code and the batches ----
-
-
-# The operations, on the state's arrays through the kernels of
-# :mod:`.kernels.set_rows` (no raise, no reference counting: see there). None
-# of them raises either, for the same reason: a set number outside the array
-# reads as an empty set, and a dead token makes ``rollback`` return False.
+#
+# On the state's arrays, through the NRT-free kernels of
+# :mod:`.kernels.set_rows`. None of them raises (see the module docstring):
+# a set number outside the array reads as an empty set, and a dead token
+# makes ``rollback`` return False.
 
 
 @register_jitable
@@ -186,7 +185,7 @@ def _ol_checkpoint(st):  # type: ignore[no-untyped-def]
 
 @overload_method(SetArrayType, "rollback")
 def _ol_rollback(st, token):  # type: ignore[no-untyped-def]
-    # A bool, not a raise: see the note above the operations.
+    # A bool, not a raise: see the module docstring.
     def impl(st, token):  # type: ignore[no-untyped-def]
         serial = token[1]
         if token[0] != st.owner:
