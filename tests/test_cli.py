@@ -1,20 +1,17 @@
-"""The command line: ``python -m sparseset demo`` (and the argument handling).
+"""The command line: ``python -m sparseset demo|bench`` and its arguments.
 
-The bench command's workloads are tested in ``test_bench.py``; here only
-its wiring through ``main``.
+The demo's simulation is tested in ``test_demo.py`` and the bench's
+workloads in ``test_bench.py``; here only their wiring through ``main``.
 """
 
-import io
 import json
 import re
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from sparseset import World
-from sparseset._demo import DemoSummary, ParticleWorld, run_demo
 from sparseset.cli import build_parser, main
 
 BALANCE = re.compile(
@@ -53,28 +50,6 @@ def test_python_dash_m_runs_the_demo_and_the_books_balance():
     assert "simulating: 40/40" in result.stderr
 
 
-def test_the_demo_recycles_handles_and_keeps_its_group_whole():
-    sim = ParticleWorld(seed=3)
-    sim.spawn(2_000)
-    first = sim.world.entities
-    for _ in range(60):
-        sim.step()
-    w = sim.world
-    assert len(w) == 2_000 and sim.spawned - sim.despawned == 2_000
-    assert not w.alive(first).all()
-    assert (w.entities >> 32).max() >= 1  # recycled indexes, next generation
-    # Every particle has pos and vel, so the group holds all of them.
-    assert len(sim.motion) == len(w["pos"]) == len(w["vel"]) == 2_000
-    assert np.abs(w["pos"]["pos"]).max() <= 1.0
-
-
-def test_the_same_seed_gives_the_same_world():
-    a = run_demo(entities=500, steps=50, seed=7, out=io.StringIO())
-    b = run_demo(entities=500, steps=50, seed=7, out=io.StringIO())
-    assert (a.spawned, a.despawned) == (b.spawned, b.despawned)
-    assert a.live_per_step == b.live_per_step == [500] * 50
-
-
 def test_save_writes_a_world_that_loads(tmp_path, capsys):
     path = tmp_path / "final.npz"
     assert (
@@ -104,12 +79,6 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path, capsys, monkeypa
     assert status == 2
     assert "pip install matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
-
-
-def test_an_unbalanced_summary_is_reported_and_fails():
-    summary = DemoSummary(10, 1, 1.0, spawned=12, despawned=1, live=10, updates=10)
-    assert not summary.balanced
-    assert summary.lines()[-1].endswith("(MISMATCH)")
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
-            from ._demo import run_demo
+            from .demo import run_demo
 
             summary = run_demo(
                 entities=args.entities,

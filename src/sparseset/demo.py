@@ -1,4 +1,4 @@
-"""``python -m sparseset demo``: a particle simulation on a :class:`World`.
+"""A particle simulation on a :class:`~sparseset.World`: ``python -m sparseset demo``.
 
 Particles have a position and a velocity; some also feel drag, some have a
 lifetime. Every step integrates all of them through an owning group (two
@@ -7,6 +7,20 @@ contiguous blocks, no lookups), applies drag through a view (a join of
 batch and spawns as many replacements in another, so destroyed indexes
 come back with new generations. The summary ends with a check that the
 books balance: live particles = spawned - despawned.
+
+Run it from the command line (``--help`` lists the options)::
+
+    python -m sparseset demo --entities 1_000_000 --steps 200 --plot demo.png
+
+or from Python, where :class:`ParticleWorld` is the world and its systems
+and :func:`run_demo` the timed run:
+
+>>> import io
+>>> run_demo(entities=200, steps=2, out=io.StringIO()).balanced
+True
+
+The ``--plot`` option needs matplotlib and a progress bar needs tqdm
+(``pip install sparseset[demo]``).
 """
 
 from __future__ import annotations
@@ -21,6 +35,20 @@ from numba import njit
 from ._console import Stopwatch, progress, pyplot
 from .world import World
 
+__all__ = [
+    "BOX",
+    "DRAG_SHARE",
+    "DT",
+    "GRAVITY",
+    "MORTAL_SHARE",
+    "DemoSummary",
+    "ParticleWorld",
+    "apply_drag",
+    "integrate",
+    "plot",
+    "run_demo",
+]
+
 #: Seconds of simulated time per step.
 DT = 1.0 / 60.0
 #: Shares of particles that carry a lifetime, and drag.
@@ -32,8 +60,24 @@ GRAVITY = -0.5
 
 
 @njit(cache=True)
-def integrate(pos, vel, dt, gravity, box):
-    """Move every particle of the group and bounce it off the box's walls."""
+def integrate(
+    pos: np.ndarray, vel: np.ndarray, dt: float, gravity: float, box: float
+) -> None:
+    """Move every particle of the group and bounce it off the box's walls.
+
+    ``pos`` and ``vel`` are ``(n, 2)`` float arrays, updated in place: the
+    velocity falls by ``gravity * dt``, the position moves by ``vel * dt``,
+    and a particle that crosses a wall of ``[-box, box]^2`` is put back on
+    it with that velocity component reversed.
+
+    Examples
+    --------
+    >>> pos = np.array([[0.0, 0.0], [0.95, 0.0]])
+    >>> vel = np.array([[1.0, 0.0], [6.0, 0.0]])
+    >>> integrate(pos, vel, 0.1, 0.0, 1.0)
+    >>> pos.tolist(), vel[:, 0].tolist()
+    ([[0.1, 0.0], [1.0, 0.0]], [1.0, -6.0])
+    """
     for k in range(pos.shape[0]):
         vel[k, 1] += gravity * dt
         for axis in range(2):
@@ -45,8 +89,26 @@ def integrate(pos, vel, dt, gravity, box):
 
 
 @njit(cache=True)
-def apply_drag(vel, drag, vel_rows, drag_rows, dt):
-    """Slow each matched particle by its own drag coefficient."""
+def apply_drag(
+    vel: np.ndarray,
+    drag: np.ndarray,
+    vel_rows: np.ndarray,
+    drag_rows: np.ndarray,
+    dt: float,
+) -> None:
+    """Slow each matched particle by its own drag coefficient.
+
+    For every ``k``, the velocity row ``vel_rows[k]`` is scaled by
+    ``1 - drag[drag_rows[k]] * dt``: the rows a view of ``vel`` and
+    ``drag`` hands out, so only the particles that have both are touched.
+
+    Examples
+    --------
+    >>> vel = np.array([[1.0, 2.0], [1.0, 1.0]])
+    >>> apply_drag(vel, np.array([0.5]), np.array([1]), np.array([0]), 1.0)
+    >>> vel.tolist()
+    [[1.0, 2.0], [0.5, 0.5]]
+    """
     for k in range(vel_rows.shape[0]):
         factor = 1.0 - drag[drag_rows[k]] * dt
         row = vel_rows[k]
@@ -134,7 +196,17 @@ class ParticleWorld:
         self.despawned = 0
 
     def spawn(self, count: int) -> int:
-        """Spawn ``count`` particles from a fountain at the bottom; returns count."""
+        """Spawn ``count`` particles from a fountain at the bottom; returns count.
+
+        Each gets a position and a velocity; about ``MORTAL_SHARE`` of them
+        a lifetime and ``DRAG_SHARE`` a drag coefficient.
+
+        Examples
+        --------
+        >>> sim = ParticleWorld(seed=2)
+        >>> sim.spawn(50), len(sim.world), sim.spawned
+        (50, 50, 50)
+        """
         w, rng = self.world, self.rng
         handles = w.create(count)
         w.add("pos", handles, pos=rng.uniform(-0.05, 0.05, (count, 2)) - [0, 0.9])
@@ -153,7 +225,18 @@ class ParticleWorld:
         return count
 
     def step(self) -> int:
-        """Advance one step; returns how many particles were updated."""
+        """Advance one step; returns how many particles were updated.
+
+        Moves every particle, applies drag, ages the mortal ones and
+        replaces the expired with as many new particles.
+
+        Examples
+        --------
+        >>> sim = ParticleWorld(seed=2); sim.spawn(50)
+        50
+        >>> sim.step(), len(sim.world) == sim.spawned - sim.despawned
+        (50, True)
+        """
         w = self.world
         updated = len(self.motion)
         integrate(self.motion["pos"], self.motion["vel"], DT, GRAVITY, BOX)
@@ -181,6 +264,27 @@ def run_demo(
     out: IO[str] = sys.stdout,
 ) -> DemoSummary:
     """Run the particle demo and print its summary to ``out``.
+
+    Parameters
+    ----------
+    entities : int, optional
+        Particles alive at any time.
+    steps : int, optional
+        Simulation steps.
+    seed : int, optional
+        Seed of every random draw: the same seed gives the same run.
+    save_path : str, optional
+        Where to write the final world with :meth:`World.save` (``.npz``).
+    plot_path : str, optional
+        Where to write a PNG of the final positions and the live count per
+        step (needs matplotlib).
+    out : text stream, optional
+        Where the summary goes; progress goes to stderr.
+
+    Returns
+    -------
+    DemoSummary
+        What the run did and how fast; ``balanced`` is the books' check.
 
     Examples
     --------
@@ -230,7 +334,21 @@ def run_demo(
 
 
 def plot(world: World, summary: DemoSummary, path: str) -> None:
-    """Write a PNG: the final positions, and the live and despawned per step."""
+    """Write a PNG: the final positions, and the live and despawned per step.
+
+    Needs matplotlib (``pip install sparseset[demo]``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> sim = ParticleWorld(seed=1); sim.spawn(100)
+    100
+    >>> summary = DemoSummary(100, 1, 0.1, 100, 0, 100, 100, [100], [0])
+    >>> path = os.path.join(tempfile.mkdtemp(), "demo.png")
+    >>> plot(sim.world, summary, path)
+    >>> os.path.getsize(path) > 0
+    True
+    """
     plt = pyplot()
     positions = world["pos"]["pos"]
     shown = positions[:: max(1, positions.shape[0] // 100_000)]
