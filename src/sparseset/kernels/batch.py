@@ -13,7 +13,7 @@ from numba.core import types as numba_types
 from numba.extending import overload, register_jitable
 
 from .element import NO_NRT, claim, confirm, find, swap_members, swap_remove
-from .kinds import erase, insert, lookup_many, move, room
+from .kinds import erase, insert, lookup, lookup_many, move, room
 from .prefetch import prefetch
 
 #: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
@@ -22,6 +22,10 @@ CHUNK = 1 << 12
 #: How many candidates ahead a lookup's check pass prefetches dense (best of
 #: 8, 16 and 32 on 1M lookups over the three kinds).
 DENSE_AHEAD = 32
+#: How many ids ahead a flat add prefetches index slots; it prefetches dense
+#: for the candidates half as far ahead (best of 16, 32 and 64 on 1M adds,
+#: new ids and half members alike).
+ADD_AHEAD = 32
 
 
 def serial_and_parallel(kernel):  # type: ignore[no-untyped-def]
@@ -61,15 +65,96 @@ def upsert(sparse, dense, n, ids, positions, start):
     >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions, 0), positions
     ((2, -1), array([0, 1, 0]))
     """
+    # Chosen by the index's type when compiling: the dead loop is dropped.
+    if prefetches_slots(sparse):
+        return upsert_ahead(sparse, dense, n, ids, positions, start)
+    return upsert_warmed(sparse, dense, n, ids, positions, start)
+
+
+def prefetches_slots(index):  # type: ignore[no-untyped-def]
+    """Whether ``index``'s slot of an id is at a known address, so a loop
+    can prefetch it without a lookup (flat: the id is the offset).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparseset.kernels import paged
+    >>> prefetches_slots(np.empty(4, np.uint32)), prefetches_slots(paged.empty())
+    (True, False)
+    """
+    return isinstance(index, np.ndarray)
+
+
+@overload(prefetches_slots, jit_options={"_nrt": False})
+def _prefetches_slots(index):  # type: ignore[no-untyped-def]
+    flat = isinstance(index, numba_types.Array)
+    return lambda index: flat
+
+
+def prefetch_slot(index, x):  # type: ignore[no-untyped-def]
+    """Start loading the index slot of ``x`` (flat only; a no-op elsewhere).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prefetch_slot(np.empty(4, np.uint32), 3)
+    """
+
+
+@overload(prefetch_slot, jit_options={"_nrt": False})
+def _prefetch_slot(index, x):  # type: ignore[no-untyped-def]
+    if isinstance(index, numba_types.Array):
+
+        def flat(index, x):  # type: ignore[no-untyped-def]
+            # Any id, even negative or past the end: a prefetch never faults.
+            prefetch(index, np.uint64(np.int64(x)))
+
+        return flat
+    return lambda index, x: None
+
+
+@register_jitable
+def upsert_ahead(sparse, dense, n, ids, positions, start):
+    """:func:`upsert` in one pass, for an index whose slots
+    :func:`prefetches_slots` says a loop can prefetch: each step prefetches the slot of
+    the id ``ADD_AHEAD`` on and the dense entry of the candidate half as
+    far on, so the cache misses of many ids are in flight at once while
+    each id is claimed in order (on 1M flat adds: new ids 1.6x and half
+    members 2.1x faster than :func:`upsert_warmed`'s two passes).
+    """
+    record = positions.shape[0] != 0
+    m = n
+    if start >= ids.shape[0]:
+        return m, -1
+    last = np.uint64(ids.shape[0] - 1)
+    for k in range(start, ids.shape[0]):
+        u = np.uint64(k)
+        prefetch_slot(sparse, ids[min(u + np.uint64(ADD_AHEAD), last)])
+        c = lookup(sparse, ids[min(u + np.uint64(ADD_AHEAD // 2), last)])
+        prefetch(dense, c if c < np.uint64(m) else np.uint64(0))
+        p = claim(sparse, dense, m, ids[u])
+        if p < 0:
+            return m, k
+        if p == m:
+            m += 1
+        if record:
+            positions[u] = p
+    return m, -1
+
+
+@register_jitable
+def upsert_warmed(sparse, dense, n, ids, positions, start):
+    """:func:`upsert` chunk by chunk, each chunk's index slots and dense
+    entries read in a first pass: short and independent loads, whose cache
+    misses overlap; the sequential pass then finds them in cache (measured
+    1.7x paged, 1.2x hash, where a slot's address takes a lookup).
+    """
     record = positions.shape[0] != 0
     m = n
     warm = np.empty(CHUNK, np.uint64)
     for first in range(start, ids.shape[0], CHUNK):
         last = min(first + CHUNK, ids.shape[0])
-        # A first pass only reads each id's index slot and dense entry:
-        # short and independent, so their cache misses overlap; the
-        # sequential pass below then finds them in cache (measured 1.4x
-        # flat, 1.7x paged, 1.2x hash). Stored so they are not optimised out.
+        # Stored so that the loads are not optimised out.
         lookup_many(sparse, ids, first, last, warm)
         for k in range(first, last):
             i = np.uint64(k - first)
