@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 
-from sparseset import ComponentStore, FormatError, World, parquet_io
+from sparseset import ComponentStore, FormatError, World, parquet_io, persistence
 from test_interop import DTYPES, assert_same_store, rich_store, stores
 from test_io import (
     INCONSISTENT,
@@ -204,7 +204,7 @@ def test_world_directory_layout(tmp_path):
     assert [c[0] for c in manifest["meta"]["components"]] == list(w.components)
     entities = pq.read_table(tmp_path / "world" / "entities.parquet")
     assert entities.column_names == ["generation", "alive"]
-    assert entities.num_rows == w._count
+    assert entities.num_rows == w._entities.count
     pos = pq.read_table(tmp_path / "world" / "component0.parquet")
     assert pos.column_names == ["_entity_index", "pos"]
     assert os.listdir(tmp_path) == ["world"]
@@ -215,7 +215,8 @@ def test_both_formats_save_the_same_state(tmp_path):
     w.save(tmp_path / "w.npz")
     w.save(tmp_path / "w", format="parquet")
     from_npz, from_parquet = World.load(tmp_path / "w.npz"), World.load(tmp_path / "w")
-    a, b = from_npz._to_state(), from_parquet._to_state()
+    a = persistence.to_arrays(from_npz._state())
+    b = persistence.to_arrays(from_parquet._state())
     assert a.keys() == b.keys()
     for key in a:
         assert np.asarray(a[key]).tobytes() == np.asarray(b[key]).tobytes(), key
@@ -382,7 +383,7 @@ def test_load_of_a_missing_path_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         World.load(tmp_path / "nope")
     with pytest.raises(FileNotFoundError):
-        parquet_io.load_world(World, tmp_path / "nope")
+        persistence.load(tmp_path / "nope")
 
 
 def test_directory_without_a_manifest_raises_format_error(tmp_path):
@@ -597,7 +598,7 @@ def test_inconsistent_directory_raises_the_npz_formats_error(
     problem, tamper = case
     arrays = saved_arrays(tmp_path)
     tamper(arrays)
-    parquet_io.save_state(arrays, tmp_path / "w")
+    save_state(arrays, tmp_path / "w")
     # The same validation as the npz format's, before any world is built.
     built = []
     monkeypatch.setattr(World, "__init__", lambda self, *a: built.append(self))
@@ -610,8 +611,13 @@ def test_inconsistent_directory_raises_the_npz_formats_error(
     assert str(info.value).split(": ", 1)[1] == str(npz.value).split(": ", 1)[1]
 
 
+def save_state(arrays, path):
+    """Write a world's arrays in the Parquet layout, as World.save does."""
+    parquet_io.save_state(arrays, path, persistence.FILE_KIND, persistence.FILE_VERSION)
+
+
 def test_untampered_state_loads(tmp_path):
-    parquet_io.save_state(saved_arrays(tmp_path), tmp_path / "w")
+    save_state(saved_arrays(tmp_path), tmp_path / "w")
     loaded = World.load(tmp_path / "w")
     assert_same_world(loaded, small_world(), np.arange(7))
     assert world_state(loaded)["ids"] == world_state(small_world())["ids"]

@@ -195,7 +195,7 @@ def test_alive_rejects_non_integer_handles(bad):
 def test_an_index_at_the_last_generation_is_retired_not_reused():
     w = World()
     e = w.create(2)
-    w._generations[0] = LAST_GENERATION
+    w._entities.generations[0] = LAST_GENERATION
     last = LAST_GENERATION << 32
     assert w.alive(last) and not w.alive(e[0])
     w.destroy(last)

@@ -12,15 +12,20 @@ an entity that gains its last missing component is swapped into row
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from . import kernels
+from .entities import Entities
+from .entity_store import EntityStore, PackKernel
 from .store import UnknownColumnError, is_same_view
 
-if TYPE_CHECKING:
-    from .world import EntityStore, World
+
+class Groups(Protocol):
+    """The world as a group sees it: where to find a group again by name."""
+
+    def group(self, *names: str) -> Group: ...
 
 
 class Group:
@@ -45,17 +50,31 @@ class Group:
     (2, [0.5, 0.0, 1.5, 0.0])
     """
 
-    __slots__ = ("_length", "_names", "_stores", "_world")
+    __slots__ = ("_entities", "_length", "_names", "_stores", "_world")
 
-    def __init__(self, world: World, names: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        world: Groups,
+        entities: Entities,
+        stores: tuple[EntityStore, ...],
+        length: int | None = None,
+    ) -> None:
+        """Own ``stores`` and pack them.
+
+        With ``length``, the stores are already packed for this group (a
+        loaded world, checked by its loader): the group adopts their order
+        and moves nothing.
+        """
         self._world = world
-        self._names = names
-        self._stores: tuple[EntityStore, ...] = tuple(world[name] for name in names)
-        self._length = 0
+        self._entities = entities
+        self._names = tuple(store.name for store in stores)
+        self._stores = stores
+        self._length = 0 if length is None else length
         for store in self._stores:
-            store._group = self
-        smallest = min(self._stores, key=len)
-        self._admit(smallest._keys._members().copy())
+            store._own(self)
+        if length is None:
+            smallest = min(self._stores, key=len)
+            self._admit(smallest._members().copy())
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -85,7 +104,7 @@ class Group:
         >>> w.group("a").ids.tolist() == [e[1]]
         True
         """
-        ids = self._world._handles(self._stores[0]._keys._members()[: self._length])
+        ids = self._entities.handles(self._stores[0]._members()[: self._length])
         ids.flags.writeable = False
         return ids
 
@@ -95,10 +114,10 @@ class Group:
     def _column_of(self, column: str) -> tuple[EntityStore, str]:
         """The owned store holding ``column``, and the column's name there."""
         store = self._store_of(column)
-        return store, column if column in store._schema else next(iter(store._schema))
+        return store, column if column in store.schema else store.columns[0]
 
     def _store_of(self, column: str) -> EntityStore:
-        holders = [store for store in self._stores if column in store._schema]
+        holders = [store for store in self._stores if column in store.schema]
         if len(holders) == 1:
             return holders[0]
         if len(holders) > 1:
@@ -109,9 +128,9 @@ class Group:
             )
         if column in self._names:
             store = self._stores[self._names.index(column)]
-            if len(store._schema) == 1:
+            if len(store.columns) == 1:
                 return store
-        columns = [name for store in self._stores for name in store._schema]
+        columns = [name for store in self._stores for name in store.columns]
         raise UnknownColumnError(
             f"{column!r} is not a column of this group's components "
             f"({', '.join(self._names)}); columns: {', '.join(columns) or '(none)'}"
@@ -124,14 +143,14 @@ class Group:
         component that has exactly one column.
         """
         store, name = self._column_of(column)
-        return store._column(name)[: self._length]
+        return store[name][: self._length]
 
     def __setitem__(self, column: str, value: Any) -> None:
         """Assign the group's rows of ``column`` (``g["pos"] += ...`` lands here)."""
         store, name = self._column_of(column)
-        rows = store._column(name)[: self._length]
+        rows = store[name][: self._length]
         if not is_same_view(value, rows):
-            rows[...] = store._prepare(self._length, {name: value})[name]
+            rows[...] = store._cast(self._length, name, value)
 
     def __repr__(self) -> str:
         return f"Group({', '.join(map(repr, self._names))}, size={len(self)})"
@@ -139,18 +158,15 @@ class Group:
     def __reduce__(self) -> tuple[Any, ...]:
         return (_group_of, (self._world, self._names))
 
-    # -- upkeep, called by the owned stores -------------------------------
+    # -- upkeep: the Owner interface its stores call ----------------------
 
     def _admit(self, keys: np.ndarray) -> None:
         """Pack the entities among ``keys`` that now have every component."""
         if keys.shape[0] == 0:
             return
         everywhere = np.ones(keys.shape[0], np.bool_)
-        inside = np.empty(keys.shape[0], np.bool_)
         for store in self._stores:
-            a = store._keys._arrays
-            kernels.contains(a.sparse, a.dense, a.n, keys, inside)
-            everywhere &= inside
+            everywhere &= store._contain_keys(keys)
         # Only entities in every store may move, or the stores would disagree.
         candidates = keys if everywhere.all() else keys[everywhere]
         if candidates.shape[0]:
@@ -161,7 +177,13 @@ class Group:
         if keys.shape[0] and self._length:
             self._repack(kernels.pack_back, keys)
 
-    def _repack(self, pack: Any, keys: np.ndarray) -> None:
+    def _reset(self) -> None:
+        """Hold no entity: one of the owned stores was cleared."""
+        self._length = 0
+        for store in self._stores:
+            store._changed()
+
+    def _repack(self, pack: PackKernel, keys: np.ndarray) -> None:
         """Run ``pack`` (``pack_front`` or ``pack_back``) on every owned store.
 
         Each store moves the same entities across the same boundary, so all
@@ -169,13 +191,11 @@ class Group:
         """
         length = self._length
         for store in self._stores:
-            a = store._keys._arrays
-            length = pack(a.sparse, a.dense, a.n, self._length, keys, store._rows())
-            store._version += 1
+            length = store._pack(pack, self._length, keys)
         self._length = length
 
 
-def _group_of(world: World, names: tuple[str, ...]) -> Group:
+def _group_of(world: Groups, names: tuple[str, ...]) -> Group:
     """Find a group again after unpickling its world."""
     return world.group(*names)
 

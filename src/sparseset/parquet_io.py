@@ -16,7 +16,7 @@ A world is a directory::
 
 Reading checks every file against the manifest before parsing it, then
 hands the arrays to the same validation the ``.npz`` format goes through
-(:meth:`sparseset.World._restore`), so both formats reject the same flaws
+(:func:`sparseset.persistence.from_arrays`), so both formats reject the same flaws
 with the same :class:`~sparseset.FormatError`, and a world is built only
 once all of it has been read and checked.
 
@@ -53,7 +53,6 @@ from .tabular import (
 
 if TYPE_CHECKING:
     from .store import ComponentStore
-    from .world import World
 
 #: What a world directory's manifest says it is.
 LAYOUT = "parquet"
@@ -191,8 +190,8 @@ def _components(meta: Any) -> list[list[str]]:
 
 
 def _state_tables(state: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """A world's state (the arrays :meth:`World._to_state` gives) as its
-    description and its tables, by file name."""
+    """A world's arrays (as :func:`sparseset.persistence.to_arrays` gives
+    them) as its description and its tables, by file name."""
     meta = json.loads(str(state["meta"])) if "meta" in state else None
     # Written as they are, even incomplete: what they mean is for the
     # loader to judge, as for the npz format.
@@ -216,41 +215,25 @@ def _state_tables(state: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     return meta, tables
 
 
-def save_world(world: World, path: str | os.PathLike[str]) -> None:
-    """Write a world as a directory of Parquet files, atomically.
+def save_state(
+    state: Mapping[str, Any], path: str | os.PathLike[str], kind: str, version: int
+) -> None:
+    """Write a world's arrays as a directory of Parquet files, atomically.
 
-    See :meth:`sparseset.World.save`.
-
-    Examples
-    --------
-    >>> import os, pathlib, tempfile
-    >>> from sparseset import World
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "world"
-    >>> w = World(); w.register("hp", "i4"); w.add("hp", w.create(2), hp=5)
-    2
-    >>> save_world(w, path); sorted(os.listdir(path))
-    ['component0.parquet', 'entities.parquet', 'free.parquet', 'manifest.json']
-    """
-    save_state(world._to_state(), path)
-
-
-def save_state(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Write a world's state as a directory of Parquet files, atomically.
-
-    ``state`` holds the arrays of :meth:`World._to_state` (those the
-    ``.npz`` format holds). An existing world directory at ``path`` is
-    replaced; anything else there is left alone (``FileExistsError``).
+    ``state`` holds the arrays of :func:`sparseset.persistence.to_arrays`
+    (those the ``.npz`` format holds); the manifest records ``kind`` and
+    ``version``. An existing world directory at ``path`` is replaced;
+    anything else there is left alone (``FileExistsError``).
 
     Examples
     --------
     >>> import os, pathlib, tempfile
-    >>> from sparseset import World
+    >>> from sparseset.persistence import WorldState, to_arrays
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "world"
-    >>> save_state(World()._to_state(), path); sorted(os.listdir(path))
+    >>> save_state(to_arrays(WorldState()), path, "demo", 1)
+    >>> sorted(os.listdir(path))
     ['entities.parquet', 'free.parquet', 'manifest.json']
     """
-    from .world import FILE_KIND, FILE_VERSION
-
     target = os.path.abspath(os.fspath(path))
     directory, name = os.path.split(target)
     if os.path.lexists(target) and not _is_world_directory(target):
@@ -269,9 +252,9 @@ def save_state(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
                 {"name": file_name, "bytes": data.size, "crc32": zlib.crc32(data)}
             )
         manifest: dict[str, Any] = {
-            "format": FILE_KIND,
+            "format": kind,
             "layout": LAYOUT,
-            "version": FILE_VERSION,
+            "version": version,
             "meta": meta,
             "files": files,
         }
@@ -357,9 +340,7 @@ def _put_in_place(temporary: str, target: str) -> None:
     shutil.rmtree(old)
 
 
-def _read_manifest(where: str) -> dict[str, Any]:
-    from .world import FILE_KIND, FILE_VERSION
-
+def _read_manifest(where: str, kind: str, version: int) -> dict[str, Any]:
     path = os.path.join(where, MANIFEST)
     try:
         with open(path, "rb") as file:
@@ -372,20 +353,20 @@ def _read_manifest(where: str) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as error:
         raise FormatError(f"{path!r} is unreadable (corrupted?): {error}") from error
     if not isinstance(manifest, dict):
-        raise FormatError(f"{where!r} is not a {FILE_KIND} Parquet directory")
+        raise FormatError(f"{where!r} is not a {kind} Parquet directory")
     crc = manifest.pop("crc32", None)
     if crc is not None and crc != _manifest_crc(manifest):
         raise FormatError(
             f"{path!r} is not the manifest that was saved (corrupted: its "
             f"checksum does not match)"
         )
-    if manifest.get("format") != FILE_KIND or manifest.get("layout") != LAYOUT:
-        raise FormatError(f"{where!r} is not a {FILE_KIND} Parquet directory")
-    version = manifest.get("version")
-    if type(version) is not int or version != FILE_VERSION:
+    if manifest.get("format") != kind or manifest.get("layout") != LAYOUT:
+        raise FormatError(f"{where!r} is not a {kind} Parquet directory")
+    found = manifest.get("version")
+    if type(found) is not int or found != version:
         raise FormatError(
-            f"{where!r} is format version {version!r}; this sparseset reads "
-            f"version {FILE_VERSION}"
+            f"{where!r} is format version {found!r}; this sparseset reads "
+            f"version {version}"
         )
     if crc is None:
         raise FormatError(f"{path!r} has no checksum")
@@ -433,10 +414,12 @@ def _columns(tables: dict[str, Any], name: str, where: str) -> dict[str, np.ndar
         raise FormatError(f"{os.path.join(where, name)!r}: {error}") from error
 
 
-def load_state(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The arrays of a world directory, as :meth:`World._to_state` gives them.
+def load_state(
+    path: str | os.PathLike[str], kind: str, version: int
+) -> dict[str, Any]:
+    """The arrays of a world directory, as :func:`save_state` took them.
 
-    Checks the manifest (format, layout, version) and every file it lists
+    Checks the manifest (format ``kind``, layout, ``version``) and every file it lists
     against its size and CRC-32; what the arrays mean is for the world's
     own validation, which the ``.npz`` format shares. An array whose file
     or column is absent is absent from the result.
@@ -444,15 +427,19 @@ def load_state(path: str | os.PathLike[str]) -> dict[str, Any]:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from sparseset import World
+    >>> from sparseset.persistence import WorldState, to_arrays
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "world"
-    >>> World().save(path, format="parquet")
-    >>> sorted(load_state(path))
+    >>> save_state(to_arrays(WorldState()), path, "demo", 1)
+    >>> sorted(load_state(path, "demo", 1))
     ['alive', 'free', 'generations', 'meta']
+    >>> load_state(path.parent, "demo", 1)  # a directory without a manifest
+    Traceback (most recent call last):
+    ...
+    sparseset.io.FormatError: ... has no manifest.json: not a sparseset Parquet world...
     """
     where = os.fspath(path)
     os.stat(where)  # FileNotFoundError, naming the path
-    manifest = _read_manifest(where)
+    manifest = _read_manifest(where, kind, version)
     tables = dict(_checked_table(where, entry) for entry in manifest["files"])
     state: dict[str, Any] = {}
     if "meta" in manifest:
@@ -473,30 +460,9 @@ def load_state(path: str | os.PathLike[str]) -> dict[str, Any]:
     return state
 
 
-def load_world(cls: type[World], path: str | os.PathLike[str]) -> World:
-    """Read a world written by :func:`save_world`; see :meth:`World.load`.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> from sparseset import World
-    >>> path = pathlib.Path(tempfile.mkdtemp())  # a directory, without a manifest
-    >>> load_world(World, path)
-    Traceback (most recent call last):
-    ...
-    sparseset.io.FormatError: ... has no manifest.json: not a sparseset Parquet world...
-    """
-    state = load_state(path)
-    world = cls.__new__(cls)
-    world._restore(state, os.fspath(path))
-    return world
-
-
 __all__ = [
     "load_state",
-    "load_world",
     "read_store",
     "save_state",
-    "save_world",
     "write_store",
 ]

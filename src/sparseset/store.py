@@ -253,6 +253,16 @@ class ComponentStore:
         array: np.ndarray = getattr(self._keys._arrays, f"_col_{name}")
         return array
 
+    def _members(self) -> np.ndarray:
+        """The keys, aligned with the rows (a view of ``dense[:n]``)."""
+        return self._keys._members()
+
+    def _first_absent(self, keys: np.ndarray) -> int:
+        """Position of the first of ``keys`` (valid keys) that is not a
+        member; -1 if all are."""
+        a = self._keys._arrays
+        return int(kernels.first_mismatch(a.sparse, a.dense, a.n, keys, True))
+
     def _rows(self) -> tuple[np.ndarray, ...]:
         """Every column as words, for the row-moving kernels."""
         return tuple(_words(self._column(name)) for name in self._schema) or _NO_ROWS
@@ -629,7 +639,7 @@ class ComponentStore:
         [1, 3, 5]
         """
         if key is None:
-            self._permute(np.argsort(self._keys._members(), kind="stable"))
+            self._permute(np.argsort(self._members(), kind="stable"))
             return
         if isinstance(key, str):
             column = self[key]
@@ -688,7 +698,7 @@ class ComponentStore:
     def _order_of(self, other: Any) -> np.ndarray:
         """The ids of ``other`` in its order, as keys of this store."""
         if isinstance(other, ComponentStore):
-            return other._keys._members()
+            return other._members()
         if isinstance(other, SparseSet):
             return other._members()
         arr, scalar = as_ids(other)

@@ -355,7 +355,7 @@ def _kind_for(store: ComponentStore, ids: np.ndarray) -> str:
     are handles (``index | generation << 32``): the first kind whose range
     takes them all.
     """
-    from .world import EntityStore
+    from .entity_store import EntityStore
 
     if not isinstance(store, EntityStore):
         return store.kind

@@ -11,14 +11,18 @@ Python loop.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from . import kernels
+from .entities import Entities
+from .entity_store import EntityStore
 
-if TYPE_CHECKING:
-    from .world import EntityStore, World
+
+class Views(Protocol):
+    """The world as a view sees it: where to find a view again by name."""
+
+    def view(self, *names: str, exclude: Any = ()) -> View: ...
 
 
 class View:
@@ -44,14 +48,32 @@ class View:
     (True, [10.0])
     """
 
-    __slots__ = ("_exclude", "_ids", "_include", "_key", "_keys", "_rows", "_world")
+    __slots__ = (
+        "_entities",
+        "_exclude",
+        "_excluded",
+        "_ids",
+        "_include",
+        "_included",
+        "_key",
+        "_keys",
+        "_rows",
+        "_world",
+    )
 
     def __init__(
-        self, world: World, include: tuple[str, ...], exclude: tuple[str, ...]
+        self,
+        world: Views,
+        entities: Entities,
+        include: tuple[EntityStore, ...],
+        exclude: tuple[EntityStore, ...],
     ) -> None:
         self._world = world
-        self._include = include
-        self._exclude = exclude
+        self._entities = entities
+        self._included = include
+        self._excluded = exclude
+        self._include = tuple(store.name for store in include)
+        self._exclude = tuple(store.name for store in exclude)
         self._key: tuple[Any, ...] | None = None
         self._keys = np.empty(0, np.int64)
         self._ids: np.ndarray | None = None
@@ -83,36 +105,28 @@ class View:
         """
         return self._exclude
 
-    def _stores(self, names: tuple[str, ...]) -> list[EntityStore]:
-        return [self._world[name] for name in names]
-
     def _join(self) -> None:
         """Recompute the matches if any store changed since the last time."""
-        include = self._stores(self._include)
-        exclude = self._stores(self._exclude)
+        include, exclude = self._included, self._excluded
         key = tuple(store._state_key() for store in include + exclude)
         if key == self._key:
             return
         smallest = min(include, key=len)
-        keys = smallest._keys._members()
+        keys = smallest._members()
         rows = {smallest.name: np.arange(keys.shape[0], dtype=np.int64)}
         # Probe store by store, keeping only the survivors: each probe is
         # over fewer candidates than the last.
         for store in include:
             if store is smallest:
                 continue
-            a = store._keys._arrays
-            found = np.empty(keys.shape[0], np.int64)
-            kernels.index(a.sparse, a.dense, a.n, keys, found)
+            found = store._index_keys(keys)
             keep = found >= 0
             if not keep.all():
                 keys, found = keys[keep], found[keep]
                 rows = {name: row[keep] for name, row in rows.items()}
             rows[store.name] = found
         for store in exclude:
-            a = store._keys._arrays
-            inside = np.empty(keys.shape[0], np.bool_)
-            kernels.contains(a.sparse, a.dense, a.n, keys, inside)
+            inside = store._contain_keys(keys)
             if inside.any():
                 keep = ~inside
                 keys = keys[keep]
@@ -137,7 +151,7 @@ class View:
         """
         self._join()
         if self._ids is None:
-            self._ids = self._world._handles(self._keys)
+            self._ids = self._entities.handles(self._keys)
             self._ids.flags.writeable = False
         return self._ids
 
@@ -181,7 +195,7 @@ class View:
         return (_view_of, (self._world, self._include, self._exclude))
 
 
-def _view_of(world: World, include: tuple[str, ...], exclude: tuple[str, ...]) -> View:
+def _view_of(world: Views, include: tuple[str, ...], exclude: tuple[str, ...]) -> View:
     """Rebuild a view after unpickling its world."""
     return world.view(*include, exclude=exclude)
 
