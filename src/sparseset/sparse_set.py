@@ -777,11 +777,17 @@ class SparseSet(MutableSet):
         ``probe`` is ``keep``."""
         o, p = out._arrays, probe._arrays
         ids = source._members()
+        bits = probe._member_bits(ids.shape[0])
         start = 0
         while True:
-            o.n, stop = kernels.filter_into(
-                ids, p.sparse, p.dense, p.n, keep, o.sparse, o.dense, o.n, start
-            )
+            if bits is None:
+                o.n, stop = kernels.filter_into(
+                    ids, p.sparse, p.dense, p.n, keep, o.sparse, o.dense, o.n, start
+                )
+            else:
+                o.n, stop = kernels.algebra.filter_marked(
+                    ids, bits, keep, o.sparse, o.dense, o.n, start
+                )
             if stop < 0:
                 return out
             # The out index cannot take ids[stop] yet: raise if no set of
@@ -800,6 +806,22 @@ class SparseSet(MutableSet):
             out._grow_index(o.n + rest.shape[0], top)
             out._grow_dense(o.n + rest.shape[0])
             start = stop
+
+    def _member_bits(self, probes: int) -> np.ndarray | None:
+        """A bitmap of the members (bit ``x`` of word ``x // 64``) to answer
+        ``probes`` membership probes from, or None where the index does
+        better: not flat, or the bitmap costs more to clear and fill than
+        the probes save (one L2 hit each where the index takes two misses,
+        intersecting 1M ids in a 4M space 1.5x faster)."""
+        a = self._arrays
+        if self._kind.name != "flat" or a.n > 2 * probes:
+            return None
+        words = -(-a.sparse.shape[0] // 64)
+        if 8 * words > 4 * (probes + a.n):
+            return None
+        bits = np.zeros(words, np.uint64)
+        kernels.algebra.mark_members(bits, a.dense, a.n)
+        return bits
 
     def _empty_for(self, other: SparseSet, members: int) -> SparseSet:
         """An empty result of this set's kind, room for ``members`` members
