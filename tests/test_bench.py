@@ -1,4 +1,4 @@
-"""Tests for ``sparseset._bench``, the ``python -m sparseset bench`` workloads.
+"""Tests for ``sparseset.bench``, the ``python -m sparseset bench`` workloads.
 
 One small run (n = 3000, one repeat) is shared by most tests: every
 workload and implementation must be there with sane numbers, and the
@@ -19,14 +19,17 @@ import numba
 import numpy as np
 import pytest
 
-from sparseset import _bench
-from sparseset._bench import (
+from sparseset.bench import (
     WORKLOADS,
     Result,
+    WorkloadData,
+    cases,
     combine_processes,
     format_table,
     run_bench,
     run_bench_processes,
+    runner,
+    workloads,
 )
 from sparseset.cli import main
 
@@ -178,7 +181,7 @@ def test_esper_world_is_left_as_it_was():
 
 
 def test_python_loops_above_the_cap_run_on_a_subset(monkeypatch):
-    monkeypatch.setattr(_bench, "PYTHON_CAP", 1000)
+    monkeypatch.setattr(workloads, "PYTHON_CAP", 1000)
     out = io.StringIO()
     results = run_bench(N, repeats=1, out=out)
     scaled = {(r.workload, r.implementation) for r in results if r.scaled}
@@ -254,18 +257,18 @@ def compare(a, b):
 
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_implementations_do_the_same_work(workload):
-    esper_module = _bench._esper_module()
-    with _bench._esper_world(esper_module):
-        data = _bench._Data(2000, 7, esper_module)
-        cases = _bench._WORKLOADS[workload](data)
-        assert [c.implementation for c in cases] == [
+    esper_module = runner._esper_module()
+    with runner._esper_world(esper_module):
+        data = WorkloadData(2000, 7)
+        built = cases(workload, data, esper_module)
+        assert [c.implementation for c in built] == [
             impl
             for impl in EXPECTED[workload]
             if impl != "esper" or esper_module is not None
         ]
-        answers = [case.canonical(case.prepare()()) for case in cases]
+        answers = [case.canonical(case.prepare()()) for case in built]
     reference = answers[0]
-    for case, answer in zip(cases[1:], answers[1:], strict=True):
+    for case, answer in zip(built[1:], answers[1:], strict=True):
         try:
             compare(reference, answer)
         except AssertionError as error:
@@ -274,10 +277,10 @@ def test_implementations_do_the_same_work(workload):
 
 def test_the_workloads_change_what_they_should():
     """The reference answers themselves: not all equal by doing nothing."""
-    data = _bench._Data(2000, 7, None)
+    data = WorkloadData(2000, 7)
 
     def answer(workload):
-        case = _bench._WORKLOADS[workload](data)[0]
+        case = cases(workload, data)[0]
         return case.canonical(case.prepare()())
 
     assert answer("set add").tolist() == sorted(data.ids.tolist())
@@ -295,9 +298,9 @@ def test_the_workloads_change_what_they_should():
     ids, pos, vel = answer("store add")
     order = np.argsort(data.ids)
     compare((ids, pos, vel), (data.ids[order], data.pos[order], data.vel[order]))
-    compare(answer("group update"), data.pos + data.vel * _bench.DT)
+    compare(answer("group update"), data.pos + data.vel * workloads.DT)
     moved = data.pos.copy()
-    moved[data.vel_members] += data.vel[data.vel_members] * _bench.DT
+    moved[data.vel_members] += data.vel[data.vel_members] * workloads.DT
     compare(answer("view join"), moved)
 
 
@@ -339,3 +342,59 @@ def test_combine_processes_takes_medians_and_refuses_unequal_runs():
 def test_processes_refuse_bad_arguments_before_starting_any(kwargs, message):
     with pytest.raises(ValueError, match=message):
         run_bench_processes(**kwargs)
+
+
+# -- the inputs: one definition for the bench and the asv suite --------------
+
+
+def test_workload_data_is_what_the_workloads_say():
+    n = 301
+    d = WorkloadData(n, seed=5)
+    ids = d.ids.tolist()
+    assert len(set(ids)) == n and min(ids) >= 0 and max(ids) < d.space == 4 * n
+    assert d.space_order[:n].tolist() == ids
+    assert sorted(d.space_order.tolist()) == list(range(d.space))
+    members = set(ids)
+    assert sum(q in members for q in d.queries.tolist()) == d.half == n // 2
+    assert len(set(d.queries.tolist())) == n
+    assert len(set(d.victims.tolist())) == d.half and set(d.victims.tolist()) <= members
+    other = set(d.other.tolist())
+    assert len(other) == n and other & members == set(ids[n - d.half :])
+    assert d.pos.shape == d.vel.shape == (n, 3)
+    assert sorted(d.pos_order.tolist()) == sorted(d.vel_order.tolist()) == [*range(n)]
+    assert len(set(d.vel_members.tolist())) == d.half
+    assert max(d.vel_members.tolist()) < n
+
+
+def test_workload_data_is_fixed_by_size_and_seed_alone():
+    names = ["ids", "queries", "victims", "other", "pos", "vel"]
+    names += ["pos_order", "vel_order", "vel_members"]
+    first = WorkloadData(200, seed=9)
+    # Drawn in the opposite order: each input has its own stream.
+    second = WorkloadData(200, seed=9)
+    for name in reversed(names):
+        getattr(second, name)
+    for name in names:
+        np.testing.assert_array_equal(getattr(first, name), getattr(second, name))
+    assert not np.array_equal(first.ids, WorkloadData(200, seed=10).ids)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((0,), "positive integer size"), ((1.5,), "positive"), ((10, -1), "seed = -1")],
+)
+def test_workload_data_refuses_bad_arguments(args, message):
+    with pytest.raises(ValueError, match=message):
+        WorkloadData(*args)
+
+
+def test_an_unknown_workload_is_named():
+    with pytest.raises(ValueError, match="'sort' is not one of"):
+        cases("sort", WorkloadData(10))
+
+
+def test_a_negative_seed_is_refused_before_any_work():
+    out = io.StringIO()
+    with pytest.raises(ValueError, match="seed = -3"):
+        run_bench(10, seed=-3, out=out)
+    assert out.getvalue() == ""

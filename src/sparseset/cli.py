@@ -1,9 +1,10 @@
 """The command line: ``python -m sparseset demo`` and ``python -m sparseset bench``.
 
 ``demo`` runs a particle simulation on a :class:`~sparseset.World` and
-prints how fast it went; ``bench`` times the core operations next to the
-usual alternatives (Python sets and dicts, numpy, esper when installed) on
-this machine. Both take ``--help``.
+prints how fast it went (:mod:`sparseset.demo`); ``bench`` times the core
+operations next to the usual alternatives (Python sets and dicts, numpy,
+esper when installed) on this machine (:mod:`sparseset.bench`). Both take
+``--help``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ._console import MissingDependencyError
+from .bench.data import SEED
 from .sparse_set import FLAT_LIMIT
 
 
@@ -23,6 +25,17 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not a positive count")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        # numpy seeds its generators with non-negative integers only.
+        raise argparse.ArgumentTypeError(f"{value} is not a non-negative seed")
     return value
 
 
@@ -69,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--steps", type=_positive, default=200, help="simulation steps (default 200)"
     )
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     demo.add_argument(
         "--save",
         metavar="PATH",
@@ -114,7 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
         "figure's median and range over them (default 1: this process)",
     )
     bench.add_argument(
-        "--seed", type=int, default=0, help="random seed of the data (default 0)"
+        "--seed",
+        type=_seed,
+        default=SEED,
+        help=f"random seed of the data (default {SEED})",
     )
     bench.add_argument(
         "--plot",
@@ -150,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out=sys.stdout,
             )
             return 0 if summary.balanced else 1
-        from ._bench import run_bench, run_bench_processes
+        from .bench import run_bench, run_bench_processes
 
         quick = args.quick
         n = args.n or (100_000 if quick else 1_000_000)
