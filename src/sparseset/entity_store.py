@@ -33,6 +33,7 @@ import numpy as np
 
 from ._ids import as_ids, one_id
 from .entities import INDEX_LIMIT, Entities, where
+from .index_kinds import KINDS
 from .sparse_set import _Arrays
 from .store import ComponentStore
 
@@ -330,6 +331,13 @@ class EntityStore(ComponentStore):
         """
         self._refuse_if_owned("a jit twin")
         return super().jit
+
+    def _table_kind(self) -> str:
+        # The table lists handles (index | generation << 32), not keys: the
+        # first kind whose range takes them all.
+        ids = self.ids
+        top = int(ids.max()) if ids.size else -1
+        return next(name for name, kind in KINDS.items() if top < kind.limit)
 
     def _twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
         return self._entities.generations, self._entities.alive_flags

@@ -36,23 +36,21 @@ import sys
 import tempfile
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .io import FormatError, write_atomic
 from .tabular import (
     TABLE_KEY,
+    StoreMaker,
+    T,
     from_arrow_array,
     infer_field,
     require,
     store_from_arrow,
-    store_to_arrow,
     table_of,
 )
-
-if TYPE_CHECKING:
-    from .store import ComponentStore
 
 #: What a world directory's manifest says it is.
 LAYOUT = "parquet"
@@ -99,10 +97,12 @@ def _read_table(source: Any, where: str) -> Any:
 # -- one store, one file ----------------------------------------------------
 
 
-def write_store(store: ComponentStore, path: str | os.PathLike[str], id: str) -> None:
-    """Write a store's table to ``path`` atomically.
+def write_table(table: Any, path: str | os.PathLike[str]) -> None:
+    """Write a store's Arrow table (its ``to_arrow()``) to ``path`` atomically.
 
-    See :meth:`sparseset.ComponentStore.to_parquet`.
+    The file records each column's numpy dtype and row shape, so reading
+    it back can tell a changed footer from the one written. See
+    :meth:`sparseset.ComponentStore.to_parquet`.
 
     Examples
     --------
@@ -111,10 +111,10 @@ def write_store(store: ComponentStore, path: str | os.PathLike[str], id: str) ->
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "hp.parquet"
     >>> store = ComponentStore({"hp": "i4"}); store.add([2, 1], hp=[20, 10])
     2
-    >>> write_store(store, path, "id"); read_store(ComponentStore, path).ids.tolist()
+    >>> write_table(store.to_arrow(), path)
+    >>> read_store(ComponentStore, path).ids.tolist()
     [2, 1]
     """
-    table = store_to_arrow(store, id)
     metadata = dict(table.schema.metadata)
     described = json.loads(metadata[TABLE_KEY])
     described["columns"] = _columns_of(table.schema)
@@ -138,12 +138,12 @@ def _columns_of(schema: Any) -> list[Any]:
 
 
 def read_store(
-    cls: type[ComponentStore],
+    cls: StoreMaker[T],
     path: str | os.PathLike[str],
     id: str = "id",
     schema: Any = None,
     index: str | None = None,
-) -> ComponentStore:
+) -> T:
     """A new store from a Parquet file; see :meth:`ComponentStore.read_parquet`.
 
     Examples
@@ -414,9 +414,7 @@ def _columns(tables: dict[str, Any], name: str, where: str) -> dict[str, np.ndar
         raise FormatError(f"{os.path.join(where, name)!r}: {error}") from error
 
 
-def load_state(
-    path: str | os.PathLike[str], kind: str, version: int
-) -> dict[str, Any]:
+def load_state(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any]:
     """The arrays of a world directory, as :func:`save_state` took them.
 
     Checks the manifest (format ``kind``, layout, ``version``) and every file it lists
@@ -464,5 +462,5 @@ __all__ = [
     "load_state",
     "read_store",
     "save_state",
-    "write_store",
+    "write_table",
 ]

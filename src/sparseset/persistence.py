@@ -25,7 +25,7 @@ from . import io
 from .entities import INDEX_LIMIT, LAST_GENERATION
 from .index_kinds import KINDS
 from .io import FormatError
-from .store import _parse_schema
+from .schema import parse_schema
 
 #: ``World.save`` files: what their header says, and the layout version.
 FILE_KIND = "sparseset.World"
@@ -255,7 +255,7 @@ def from_arrays(arrays: Mapping[str, Any], source: str) -> WorldState:
         if not name:
             raise fail("a component has an empty name")
         try:
-            _parse_schema({c: (v.dtype, v.shape[1:]) for c, v in rows.items()})
+            parse_schema({c: (v.dtype, v.shape[1:]) for c, v in rows.items()})
         except (TypeError, ValueError) as error:
             raise fail(f"component {name!r} has a bad column: {error}") from error
         state.components[name] = (keys, rows)

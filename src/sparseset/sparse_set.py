@@ -358,9 +358,9 @@ class SparseSet(MutableSet):
         >>> SparseSet.from_ids([4, 2]).to_arrow().to_pylist()
         [4, 2]
         """
-        from .tabular import set_to_arrow
+        from .tabular import to_arrow_array
 
-        return set_to_arrow(self)
+        return to_arrow_array(self.ids)
 
     def __iter__(self) -> Iterator[int]:
         # A snapshot: mutating the set while iterating cannot derail the loop.

@@ -9,7 +9,6 @@ iterates ``store["pos"]`` as one contiguous array.
 
 from __future__ import annotations
 
-import keyword
 import os
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
@@ -18,13 +17,9 @@ import numpy as np
 
 from . import kernels
 from ._ids import as_ids, describe, reject_negative
+from .schema import parse_schema
 from .sparse_set import _INT64_END, SparseSet, _Arrays
 
-#: Names a column cannot take: the jit twin's own members.
-RESERVED_NAMES = frozenset(
-    {"sparse", "dense", "n", "epoch", "size", "ids", "add", "remove"}
-    | {"contains", "index", "grow", "columns"}
-)
 _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 # discard_rows needs at least one column to unroll over (see kernels.discard).
 _NO_ROWS = (np.empty((0, 0), np.uint8),)
@@ -48,55 +43,6 @@ class _StoreArrays(_Arrays):
     """
 
     __slots__ = ("__dict__",)
-
-
-def _parse_schema(schema: Any) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
-    """Normalise a schema to ``{name: (dtype, row_shape)}``.
-
-    Accepts ``{"pos": ("f8", 3), "mass": "f4"}`` (a dtype, or a dtype with a
-    row shape) or a numpy structured dtype (one column per field).
-    """
-    if isinstance(schema, np.dtype) or (
-        not isinstance(schema, Mapping) and schema is not None
-    ):
-        dtype = np.dtype(schema)
-        if dtype.names is None:
-            raise TypeError(
-                f"schema must be a dict of columns or a structured dtype, "
-                f"got {schema!r}"
-            )
-        fields: Mapping[str, Any] = dtype.fields or {}
-        schema = {name: fields[name][0] for name in dtype.names}
-    parsed = {}
-    for name, spec in (schema or {}).items():
-        if (
-            not isinstance(name, str)
-            or not name.isidentifier()
-            or keyword.iskeyword(name)
-        ):
-            raise ValueError(f"column name {name!r} is not a Python identifier")
-        if name in RESERVED_NAMES or name.startswith("_"):
-            raise ValueError(
-                f"column name {name!r} is reserved; avoid leading underscores and "
-                f"{sorted(RESERVED_NAMES)}"
-            )
-        if isinstance(spec, tuple) and len(spec) == 2:
-            dtype, shape = np.dtype(spec[0]), spec[1]
-            shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
-        else:
-            dtype, shape = np.dtype(spec), ()
-        # A sub-array dtype such as ("f8", (3,)) carries its own row shape,
-        # innermost, as numpy nests np.dtype((sub_dtype, shape)).
-        shape = tuple(int(s) for s in shape + dtype.shape)
-        dtype = dtype.base
-        if dtype.hasobject:
-            raise TypeError(f"column {name!r}: object dtypes cannot be stored")
-        if dtype.itemsize == 0:
-            raise ValueError(f"column {name!r}: dtype {dtype} holds no data")
-        if any(s <= 0 for s in shape):
-            raise ValueError(f"column {name!r}: row shape {shape} holds no data")
-        parsed[name] = (dtype, shape)
-    return parsed
 
 
 def is_same_view(value: Any, rows: np.ndarray) -> bool:
@@ -208,7 +154,7 @@ class ComponentStore:
     """
 
     def __init__(self, schema: Any, capacity: int = 0, index: str = "flat") -> None:
-        self._schema = _parse_schema(schema)
+        self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
         self._keys = SparseSet(capacity, index)
@@ -537,6 +483,11 @@ class ComponentStore:
             self._keys._arrays = state
         return state
 
+    def _table_kind(self) -> str:
+        """The index kind a store read back from :meth:`to_arrow`'s table
+        should have: this store's."""
+        return self.kind
+
     def _twin_entities(self) -> tuple[np.ndarray, np.ndarray] | None:
         """What a twin needs to take handles instead of ids (none here)."""
         return None
@@ -783,7 +734,7 @@ class ComponentStore:
         """
         from .tabular import store_to_arrow
 
-        return store_to_arrow(self, id)
+        return store_to_arrow(self, id, self._table_kind())
 
     @classmethod
     def from_arrow(
@@ -910,9 +861,9 @@ class ComponentStore:
         >>> ComponentStore.read_parquet(path)["hp"].tolist()
         [50, 10]
         """
-        from .parquet_io import write_store
+        from .parquet_io import write_table
 
-        write_store(self, path, id)
+        write_table(self.to_arrow(id), path)
 
     @classmethod
     def read_parquet(
@@ -1272,7 +1223,9 @@ class SparseMap(MutableMapping):
         """
         from .tabular import map_from_pandas
 
-        return map_from_pandas(cls, frame, id, value, dtype, shape, index)
+        return map_from_pandas(
+            cls, ComponentStore, frame, id, value, dtype, shape, index
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         return {"store": self._store}

@@ -24,18 +24,13 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from .index_kinds import KINDS
-from .store import _parse_schema
-
-if TYPE_CHECKING:
-    from .sparse_set import SparseSet
-    from .store import ComponentStore, SparseMap
-    from .world import World
+from .schema import Schema, parse_schema
 
 #: Field metadata key holding the numpy dtype of a column Arrow has no type for.
 DTYPE_KEY = b"sparseset.dtype"
@@ -46,7 +41,46 @@ _TIME_UNITS = ("s", "ms", "us", "ns")
 _EXTRAS = {"pyarrow": "arrow", "pandas": "pandas"}
 _VECTOR = re.compile(r"^(.+?)((?:_\d+)+)$")
 
-Schema = dict[str, tuple[np.dtype, tuple[int, ...]]]
+
+class Table(Protocol):
+    """A store as this module reads and fills it (a ComponentStore)."""
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+
+    @property
+    def ids(self) -> np.ndarray: ...
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def __getitem__(self, name: str) -> np.ndarray: ...
+
+    def add(self, ids: Any, /, **columns: Any) -> int: ...
+
+
+class Components(Protocol):
+    """A world as :func:`world_to_arrow` reads it."""
+
+    @property
+    def entities(self) -> np.ndarray: ...
+
+    def __getitem__(self, name: str) -> Table: ...
+
+    def view(self, *names: str, exclude: Any = ()) -> Any: ...
+
+
+class OneColumn(Protocol):
+    """A SparseMap as the readers fill it: its one-column store."""
+
+    @property
+    def store(self) -> Table: ...
+
+
+T = TypeVar("T", bound=Table)
+M = TypeVar("M", bound=OneColumn)
+#: How a reader makes the store it fills: ``(schema, capacity, index)``.
+StoreMaker = Callable[[Schema, int, str], T]
 
 
 def require(module: str, what: str) -> ModuleType:
@@ -284,14 +318,14 @@ def _columns_from_arrow(
             name: infer_field(table.schema.field(name)) for name in names if name != id
         }
     else:
-        parsed = _parse_schema(schema)
+        parsed = parse_schema(schema)
         missing = [name for name in parsed if name not in names]
         if missing:
             raise KeyError(
                 f"the table has no column {missing[0]!r} for the schema's field "
                 f"{missing[0]!r}; columns: {', '.join(names)}"
             )
-    _parse_schema(parsed)  # names a store can hold, before reading anything
+    parse_schema(parsed)  # names a store can hold, before reading anything
     values = {}
     for name, (_, shape) in parsed.items():
         field = table.schema.field(name)
@@ -319,7 +353,7 @@ def _index_of(table: Any, index: str | None) -> str:
 # -- stores -----------------------------------------------------------------
 
 
-def _store_columns(store: ComponentStore, id: str) -> list[tuple[str, np.ndarray]]:
+def _store_columns(store: Table, id: str) -> list[tuple[str, np.ndarray]]:
     if id in store.columns:
         raise ValueError(
             f"the store has a column named {id!r}; name the id column otherwise "
@@ -328,48 +362,33 @@ def _store_columns(store: ComponentStore, id: str) -> list[tuple[str, np.ndarray
     return [(id, store.ids)] + [(name, store[name]) for name in store.columns]
 
 
-def store_to_arrow(store: ComponentStore, id: str = "id") -> Any:
+def store_to_arrow(store: Table, id: str, index: str) -> Any:
     """A store as a ``pyarrow.Table``: ids first, then one column per field.
 
-    See :meth:`sparseset.ComponentStore.to_arrow`.
+    ``index`` is the kind a store read back from the table should have,
+    recorded in the table's metadata. See
+    :meth:`sparseset.ComponentStore.to_arrow`.
 
     Examples
     --------
     >>> from sparseset import ComponentStore
     >>> store = ComponentStore({"hp": "i4"}); store.add([3, 1], hp=[30, 10])
     2
-    >>> store_to_arrow(store).to_pydict()
+    >>> store_to_arrow(store, "id", "flat").to_pydict()
     {'id': [3, 1], 'hp': [30, 10]}
     """
     columns = _store_columns(store, id)
-    metadata = {
-        TABLE_KEY: json.dumps({"index": _kind_for(store, columns[0][1])}).encode()
-    }
+    metadata = {TABLE_KEY: json.dumps({"index": index}).encode()}
     return table_of(columns, metadata)
 
 
-def _kind_for(store: ComponentStore, ids: np.ndarray) -> str:
-    """The index kind a store read back from the table should have.
-
-    The store's own, except for a world's store, whose ids in the table
-    are handles (``index | generation << 32``): the first kind whose range
-    takes them all.
-    """
-    from .entity_store import EntityStore
-
-    if not isinstance(store, EntityStore):
-        return store.kind
-    top = int(ids.max()) if ids.size else -1
-    return next(name for name, kind in KINDS.items() if top < kind.limit)
-
-
 def store_from_arrow(
-    cls: type[ComponentStore],
+    cls: StoreMaker[T],
     table: Any,
     id: str = "id",
     schema: Any = None,
     index: str | None = None,
-) -> ComponentStore:
+) -> T:
     """A new store holding the rows of ``table``.
 
     See :meth:`sparseset.ComponentStore.from_arrow`.
@@ -396,7 +415,7 @@ def _pandas_names(name: str, shape: tuple[int, ...]) -> list[str]:
     return [name + "".join(f"_{i}" for i in where) for where in np.ndindex(*shape)]
 
 
-def store_to_pandas(store: ComponentStore, id: str = "id") -> Any:
+def store_to_pandas(store: Table, id: str = "id") -> Any:
     """A store as a ``pandas.DataFrame`` indexed by id.
 
     See :meth:`sparseset.ComponentStore.to_pandas`.
@@ -543,12 +562,12 @@ def _infer_pandas(names: list[str]) -> dict[str, tuple[int, ...]]:
 
 
 def store_from_pandas(
-    cls: type[ComponentStore],
+    cls: StoreMaker[T],
     frame: Any,
     id: str | None = None,
     schema: Any = None,
     index: str = "flat",
-) -> ComponentStore:
+) -> T:
     """A new store holding the rows of a ``pandas.DataFrame``.
 
     See :meth:`sparseset.ComponentStore.from_pandas`.
@@ -579,7 +598,7 @@ def store_from_pandas(
         shapes = _infer_pandas(names)
         parsed = None
     else:
-        parsed = _parse_schema(schema)
+        parsed = parse_schema(schema)
         shapes = {name: shape for name, (_, shape) in parsed.items()}
     values, dtypes = {}, {}
     for name, shape in shapes.items():
@@ -629,14 +648,14 @@ def _map_field(table: Any, id: str, value: str | None) -> str:
 
 
 def map_from_arrow(
-    cls: type[SparseMap],
+    cls: Callable[[Any, tuple[int, ...], int, str | None], M],
     table: Any,
     id: str = "id",
     value: str | None = None,
     dtype: Any = None,
     shape: Any = None,
     index: str | None = None,
-) -> SparseMap:
+) -> M:
     """A new map from an id column and one value column of an Arrow table.
 
     See :meth:`sparseset.SparseMap.from_arrow`.
@@ -666,14 +685,15 @@ def map_from_arrow(
 
 
 def map_from_pandas(
-    cls: type[SparseMap],
+    cls: Callable[[Any, tuple[int, ...], int, str | None], M],
+    store_type: StoreMaker[Any],
     frame: Any,
     id: str | None = None,
     value: str | None = None,
     dtype: Any = None,
     shape: Any = None,
     index: str = "flat",
-) -> SparseMap:
+) -> M:
     """A new map from a frame's index (or an id column) and one value field.
 
     See :meth:`sparseset.SparseMap.from_pandas`.
@@ -681,13 +701,12 @@ def map_from_pandas(
     Examples
     --------
     >>> import pandas as pd
-    >>> from sparseset import SparseMap
-    >>> m = map_from_pandas(SparseMap, pd.DataFrame({"value": [1.5]}, index=[3]))
+    >>> from sparseset import ComponentStore, SparseMap
+    >>> frame = pd.DataFrame({"value": [1.5]}, index=[3])
+    >>> m = map_from_pandas(SparseMap, ComponentStore, frame)
     >>> float(m[3])
     1.5
     """
-    from .store import ComponentStore
-
     fields = _infer_pandas([str(name) for name in frame.columns if str(name) != id])
     if value is None:
         if len(fields) != 1:
@@ -703,12 +722,12 @@ def map_from_pandas(
     schema = None
     row = fields.get(value, ())
     if dtype is not None:
-        schema = _parse_schema({value: (dtype, row if shape is None else shape)})
+        schema = parse_schema({value: (dtype, row if shape is None else shape)})
         row = schema[value][1]
     # Only the value's columns: other columns need not be readable at all.
     wanted = {*_pandas_names(value, row), id}
     store = store_from_pandas(
-        ComponentStore,
+        store_type,
         frame[[name for name in frame.columns if str(name) in wanted]],
         id,
         schema,
@@ -720,21 +739,7 @@ def map_from_pandas(
     return out
 
 
-def set_to_arrow(s: SparseSet) -> Any:
-    """The members as a ``pyarrow.Array`` in dense order, zero-copy.
-
-    See :meth:`sparseset.SparseSet.to_arrow`.
-
-    Examples
-    --------
-    >>> from sparseset import SparseSet
-    >>> set_to_arrow(SparseSet.from_ids([4, 2])).to_pylist()
-    [4, 2]
-    """
-    return to_arrow_array(s.ids)
-
-
-def _world_columns(world: World, name: str) -> list[tuple[str, str]]:
+def _world_columns(world: Components, name: str) -> list[tuple[str, str]]:
     """``(column, label)`` of one component's columns in a world's table."""
     columns = world[name].columns
     if columns == (name,):
@@ -742,10 +747,13 @@ def _world_columns(world: World, name: str) -> list[tuple[str, str]]:
     return [(column, f"{name}.{column}") for column in columns]
 
 
-def world_to_arrow(world: World, components: tuple[str, ...], exclude: Any) -> Any:
+def world_to_arrow(
+    world: Components, components: tuple[str, ...], exclude: Sequence[str]
+) -> Any:
     """The matches of a view as a table: handles, then the components' columns.
 
-    See :meth:`sparseset.World.to_arrow`.
+    ``exclude`` names registered components. See
+    :meth:`sparseset.World.to_arrow`.
 
     Examples
     --------
@@ -761,11 +769,8 @@ def world_to_arrow(world: World, components: tuple[str, ...], exclude: Any) -> A
         handles = view.ids
         rows = {name: view.rows(name) for name in components}
     else:
-        excluded = world._names(
-            (exclude,) if isinstance(exclude, str) else exclude, "exclude"
-        )
         handles = world.entities
-        for name in excluded:
+        for name in exclude:
             handles = handles[~world[name].contains(handles)]
         rows = {}
     columns = [("handle", handles)]
@@ -790,7 +795,6 @@ __all__ = [
     "map_from_arrow",
     "map_from_pandas",
     "require",
-    "set_to_arrow",
     "store_from_arrow",
     "store_from_pandas",
     "store_to_arrow",

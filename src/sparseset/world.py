@@ -514,7 +514,11 @@ class World:
         """
         from .tabular import world_to_arrow
 
-        return world_to_arrow(self, components, exclude)
+        if isinstance(exclude, str):
+            exclude = (exclude,)
+        # A view checks its own names; with no components, check them here.
+        excluded = tuple(exclude) if components else self._names(exclude, "exclude")
+        return world_to_arrow(self, components, excluded)
 
     def __getstate__(self) -> dict[str, Any]:
         arrays = persistence.to_arrays(self._state())
