@@ -14,13 +14,16 @@ Examples
 True
 """
 
+from ._version import __version__
+from .entities import DeadHandleError
+from .entity_store import EntityStore
 from .group import Group
 from .io import FormatError
 from .set_array import SetArray
 from .sparse_set import Checkpoint, SparseSet
 from .store import ComponentStore, SparseMap, UnknownColumnError
 from .view import View
-from .world import DeadHandleError, EntityStore, UnknownComponentError, World
+from .world import UnknownComponentError, World
 
 __all__ = [
     "Checkpoint",
@@ -36,5 +39,5 @@ __all__ = [
     "UnknownComponentError",
     "View",
     "World",
+    "__version__",
 ]
-__version__ = "0.1.0"
