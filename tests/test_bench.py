@@ -14,6 +14,7 @@ import math
 import re
 import statistics
 import sys
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -31,6 +32,7 @@ from sparseset.bench import (
     runner,
     workloads,
 )
+from sparseset.bench.data import SCHEMA, SEED
 from sparseset.cli import main
 
 N = 3000
@@ -398,3 +400,54 @@ def test_a_negative_seed_is_refused_before_any_work():
     with pytest.raises(ValueError, match="seed = -3"):
         run_bench(10, seed=-3, out=out)
     assert out.getvalue() == ""
+
+
+@pytest.fixture(scope="module")
+def asv_suite():
+    """The asv suite's modules, imported as asv imports them."""
+    pytest.importorskip("asv_runner")  # the `bench` extra
+    root = Path(__file__).resolve().parents[1] / "asv_bench"
+    sys.path.insert(0, str(root))
+    try:
+        from benchmarks import sparse_set, store, world
+
+        yield sparse_set, store, world
+    finally:
+        sys.path.remove(str(root))
+        # Drop the modules and the 1M-id data their caches hold.
+        for name in [m for m in sys.modules if m.split(".")[0] == "benchmarks"]:
+            del sys.modules[name]
+
+
+def test_the_asv_suite_times_the_bench_data(asv_suite):
+    sparse_set, store, world = asv_suite
+    assert sparse_set.SEED == SEED  # the bench's default seed
+    n = sparse_set.N
+    bench = WorkloadData(n, SEED)  # drawn here, not by the suite
+    assert bench.space == sparse_set.SPACE
+
+    equal = np.testing.assert_array_equal
+    equal(sparse_set._space_permutation(), bench.space_order)
+    equal(sparse_set._members(), bench.ids)
+    equal(sparse_set._contains_queries(), bench.queries)
+    equal(sparse_set._discard_victims(), bench.victims)
+    equal(sparse_set._other_ids(), bench.other)
+    equal(sparse_set._member_set().ids, bench.ids)
+    equal(sparse_set._other_set().ids, bench.other)
+
+    # The store's ids and rows at each size are the bench's first ones.
+    for size in store.SIZES:
+        pos, vel = store._values(size)
+        equal(store._ids(size), bench.ids[:size])
+        equal(pos, bench.pos[:size])
+        equal(vel, bench.vel[:size])
+    assert store.SCHEMA == SCHEMA and store.DT == workloads.DT
+
+    equal(world._pos_order(), bench.pos_order)
+    equal(world._vel_members(), bench.vel_members)
+    equal(world._vel_order_all(), bench.vel_order)
+    joined = world._join_world("random")
+    mine = bench.world(bench.vel_members)
+    for name in ("pos", "vel"):
+        equal(joined[name].ids, mine[name].ids)
+        equal(joined[name][name], mine[name][name])

@@ -12,11 +12,14 @@ absolute times, which depend on the machine) are what to read:
 - ``time_python_set``: the builtin ``set``, one Python operation per id.
 - ``time_np_isin`` / ``time_np_intersect1d``: the vectorised numpy answer.
 
-All data is deterministic (fixed seeds) and built once per benchmark process
-by the cached ``_...`` functions below; ``setup`` only hands out fresh
-mutable state. With a ``setup`` present asv reruns it, untimed, before every
-timed call (``number = 1``), so a mutating workload always starts from the
-same state.
+The data is the bench's: ``sparseset.bench.data.WorkloadData`` at
+``n = N`` with the bench's default seed, so these classes time the same ids,
+queries, victims and sets as ``python -m sparseset bench`` at n = 1,000,000
+(whose table compares the same calls with the same baselines, less the
+floor). It is built once per benchmark process by the cached ``_...``
+functions below; ``setup`` only hands out fresh mutable state. With a
+``setup`` present asv reruns it, untimed, before every timed call
+(``number = 1``), so a mutating workload always starts from the same state.
 """
 
 import functools
@@ -24,58 +27,64 @@ import functools
 import numpy as np
 
 from sparseset import SparseSet
+from sparseset.bench import data
 
 from . import _floor
 
 N = 1_000_000
-SPACE = 4_000_000
-SEED = 20_240_601
+#: The id space: ``WorkloadData``'s ``4 * n``.
+SPACE = 4 * N
+#: The bench's default seed: every input here is one the bench draws too.
+SEED = data.SEED
 
 # asv skips module attributes starting with "_", so the data builders below
 # are never mistaken for benchmarks.
 
 
 @functools.cache
-def _rng(stream):
-    # One generator per purpose, so changing one workload's data never
-    # changes another's.
-    return np.random.default_rng([SEED, stream])
+def _data():
+    """The bench's inputs at N ids, each drawn on first use."""
+    return data.WorkloadData(N, SEED)
 
 
 @functools.cache
+def _rng(stream):
+    """The generator of one further input the bench does not draw.
+
+    Other modules' own data (their victims, query batches, id draws) comes
+    from here: streams of the same seed, one per purpose, apart from the
+    bench's own (``sparseset.bench.data.STREAMS``).
+    """
+    return data.rng(SEED, stream)
+
+
 def _space_permutation():
     """The whole id space in random order: the first N are the members."""
-    return _rng(0).permutation(SPACE)
+    return _data().space_order
 
 
-@functools.cache
 def _members():
-    return np.ascontiguousarray(_space_permutation()[:N])
+    return _data().ids
 
 
-@functools.cache
 def _members_list():
-    return _members().tolist()
+    return _data().ids_list
 
 
 @functools.cache
 def _member_set():
-    return SparseSet.from_ids(_members(), capacity=SPACE)
+    return _data().member_set()
 
 
 @functools.cache
 def _member_pyset():
+    # A set of its own: some benchmarks change it (and restore it).
     return set(_members_list())
 
 
-@functools.cache
 def _contains_queries():
     """N queries, half members and half non-members, shuffled together."""
-    rng = _rng(1)
-    perm = _space_permutation()
-    hits = rng.choice(perm[:N], N // 2, replace=False)
-    misses = rng.choice(perm[N:], N - N // 2, replace=False)
-    return rng.permutation(np.concatenate([hits, misses]))
+    return _data().queries
 
 
 @functools.cache
@@ -83,10 +92,9 @@ def _contains_queries_list():
     return _contains_queries().tolist()
 
 
-@functools.cache
 def _discard_victims():
     """A random half of the members, in random order."""
-    return _rng(2).choice(_members(), N // 2, replace=False)
+    return _data().victims
 
 
 @functools.cache
@@ -94,16 +102,14 @@ def _discard_victims_list():
     return _discard_victims().tolist()
 
 
-@functools.cache
 def _other_ids():
     """A second 1M-id set: the last N/2 members plus N/2 non-members."""
-    half = N // 2
-    return _rng(3).permutation(_space_permutation()[half : N + half])
+    return _data().other
 
 
 @functools.cache
 def _other_set():
-    return SparseSet.from_ids(_other_ids(), capacity=SPACE)
+    return _data().other_set()
 
 
 @functools.cache

@@ -1,9 +1,12 @@
 """ComponentStore next to its baselines: add, discard and a vectorized system.
 
-The store has two float64 3-vector columns, ``pos`` and ``vel``, and its ids
-are the first ``entities`` of ``sparse_set``'s members: distinct ids drawn
-from a 4,000,000-id space, in random order. Every class is parametrized by
-``entities``:
+The store has two float64 3-vector columns, ``pos`` and ``vel``; its ids and
+rows are the first ``entities`` of the bench's data at 1,000,000 ids
+(``sparseset.bench.data.WorkloadData``, as in ``sparse_set``):
+distinct ids drawn from a 4,000,000-id space, in random order. At 1,000,000,
+``StoreAdd.time_componentstore`` is the bench's store add, and the bench's
+Python baselines run on the first 100,000 of the same rows. Every class is
+parametrized by ``entities``:
 
 - ``1_000_000``, the cache-leaving size of the ``sparse_set`` suite, for the
   library and its numba floor only;
@@ -23,14 +26,13 @@ entities); each class times them on the same data in the same run:
 - ``time_esper``: esper 3 (pure-Python ECS; slotted dataclass components
   ``_Pos`` and ``_Vel``), whose entity ids are its own counter, not ours.
 
-All data is deterministic (fixed seeds) and built once per benchmark process
-by the cached ``_...`` functions below; ``setup`` (rerun untimed before every
-timed call, ``number = 1``) only hands out fresh mutable state. asv times
-through ``timeit``, with the garbage collector off, so the Python baselines
-pay no collector pauses.
+All data is deterministic (the bench's seed) and built once per benchmark
+process by the cached ``_...`` functions below; ``setup`` (rerun untimed
+before every timed call, ``number = 1``) only hands out fresh mutable state.
+asv times through ``timeit``, with the garbage collector off, so the Python
+baselines pay no collector pauses.
 """
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -38,9 +40,13 @@ from asv_runner.benchmarks.mark import skip_benchmark_if, skip_for_params
 from numba import njit
 
 from sparseset import ComponentStore
+from sparseset.bench.data import SCHEMA
+from sparseset.bench.workloads import DT
+from sparseset.bench.workloads import EsperPos as _Pos
+from sparseset.bench.workloads import EsperVel as _Vel
 
 from . import _store_floor
-from .sparse_set import SPACE, _members, _rng
+from .sparse_set import SPACE, _data, _members, _rng
 
 try:
     import esper
@@ -51,25 +57,10 @@ SIZES = [100_000, 1_000_000]
 PARAM_NAMES = ["entities"]
 #: The pure-Python baselines run at the small size only.
 PYTHON_SKIP = [(1_000_000,)]
-SCHEMA = {"pos": ("f8", 3), "vel": ("f8", 3)}
-DT = 1.0 / 60.0
 
 # asv skips module attributes starting with "_", so the data builders,
-# components and kernels below are never mistaken for benchmarks.
-
-
-@dataclasses.dataclass(slots=True)
-class _Pos:
-    x: float
-    y: float
-    z: float
-
-
-@dataclasses.dataclass(slots=True)
-class _Vel:
-    x: float
-    y: float
-    z: float
+# components (the bench's esper components) and kernels below are never
+# mistaken for benchmarks.
 
 
 @njit(cache=True)
@@ -98,9 +89,8 @@ def _ids(n):
 @functools.cache
 def _values(n):
     """``(pos, vel)``: float64 ``(n, 3)`` rows for the first n ids."""
-    pos = _rng(10).uniform(-100.0, 100.0, (SIZES[-1], 3))
-    vel = _rng(11).standard_normal((SIZES[-1], 3))
-    return np.ascontiguousarray(pos[:n]), np.ascontiguousarray(vel[:n])
+    data = _data()
+    return np.ascontiguousarray(data.pos[:n]), np.ascontiguousarray(data.vel[:n])
 
 
 @functools.cache
@@ -126,11 +116,8 @@ def _victim_ids(n):
 
 
 def _new_store(n):
-    """A store holding the first n ids and their rows."""
-    store = ComponentStore(SCHEMA, capacity=SPACE)
-    pos, vel = _values(n)
-    store.add(_ids(n), pos=pos, vel=vel)
-    return store
+    """A store holding the first n ids and their rows, reserved for SPACE."""
+    return _data().store(n)
 
 
 @functools.cache

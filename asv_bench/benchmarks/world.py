@@ -29,67 +29,59 @@ run; read the ratios, not the absolute times:
   the same data (see ``_world_floor``); ``library / floor`` is everything
   the library adds.
 
-All data is deterministic (fixed seeds) and built once per benchmark process
-by the cached ``_...`` functions below; ``setup`` (rerun untimed before every
-timed call, ``number = 1``) only hands out fresh mutable state. Every kernel,
-the library's and the floor's, is compiled (or loaded from numba's cache)
-in ``setup``, never in a timed call.
+The worlds are the bench's (``WorkloadData.world`` of
+``sparseset.bench.data``, at n = N with the bench's seed): the same
+entities, orders and rows as ``python -m sparseset bench`` at n = 1,000,000.
+``ViewJoin``'s world is its view join's, and ``time_view_njit`` times the
+same calls; ``Destroy``'s world (``vel`` on all) is its group update's.
+``GroupUpdate`` groups ``ViewJoin``'s world (``N / 2`` members) where the
+bench groups all N entities.
+
+All data is deterministic (the bench's seed) and built once per benchmark
+process by the cached ``_...`` functions below; ``setup`` (rerun untimed
+before every timed call, ``number = 1``) only hands out fresh mutable state.
+Every kernel, the library's and the floor's, is compiled (or loaded from
+numba's cache) in ``setup``, never in a timed call.
 """
 
 import functools
 
 import numpy as np
-from numba import njit
 
 from sparseset import World
+from sparseset.bench.workloads import DT
+from sparseset.bench.workloads import integrate_rows as _integrate_rows
 
 from . import _world_floor
-from .sparse_set import _rng
+from .sparse_set import N, _data, _rng
 from .store import _integrate_columns
 
-N = 1_000_000
 #: Entities in a view or group: those with ``vel``.
 HALF = N // 2
 #: Entities destroyed by ``Destroy``.
 VICTIMS = N // 10
-DT = 1.0 / 60.0
 ORDERS = ["random", "sort_as"]
 PARAM_NAMES = ["vel_order"]
 
 # asv skips module attributes starting with "_", so the data builders,
-# systems and kernels below are never mistaken for benchmarks.
+# systems and kernels below are never mistaken for benchmarks. The view's
+# system, ``_integrate_rows``, is the bench's: a user's cached ``@njit``
+# system over a view's rows.
 
 
-@njit(cache=True)
-def _integrate_rows(pos, vel, pos_rows, vel_rows, dt):
-    """A user's cached system over a view: ``pos += vel * dt`` for the matches.
-
-    Takes the two whole column arrays and the view's row arrays, and
-    indexes with them as a user would (signed int64 rows, no tricks).
-    """
-    for k in range(pos_rows.shape[0]):
-        p = pos_rows[k]
-        q = vel_rows[k]
-        for j in range(3):
-            pos[p, j] += vel[q, j] * dt
-
-
-@functools.cache
 def _pos_order():
     """The order ``pos`` is added in: every entity index, shuffled."""
-    return _rng(20).permutation(N)
+    return _data().pos_order
 
 
-@functools.cache
 def _vel_members():
     """The entities with ``vel``: a random half of the indexes, in random order."""
-    return _rng(21).choice(N, HALF, replace=False)
+    return _data().vel_members
 
 
-@functools.cache
 def _vel_order_all():
     """The order ``vel`` is added in by ``Destroy``'s world: every index, shuffled."""
-    return _rng(22).permutation(N)
+    return _data().vel_order
 
 
 @functools.cache
@@ -101,12 +93,9 @@ def _victims():
     return _rng(23).choice(N, VICTIMS, replace=False).astype(np.int64)
 
 
-@functools.cache
 def _values():
     """``(pos, vel)``: float64 ``(N, 3)`` rows, indexed by entity index."""
-    pos = _rng(24).uniform(-100.0, 100.0, (N, 3))
-    vel = _rng(25).standard_normal((N, 3))
-    return pos, vel
+    return _data().pos, _data().vel
 
 
 def _vel_order(order):
@@ -121,15 +110,7 @@ def _vel_order(order):
 
 def _new_world(vel_order):
     """A fresh world of N entities: ``pos`` on all, ``vel`` on ``vel_order``."""
-    world = World(capacity=N)
-    world.register("pos", "f8", shape=(3,))
-    world.register("vel", "f8", shape=(3,))
-    entities = world.create(N)
-    pos, vel = _values()
-    order = _pos_order()
-    world.add("pos", entities[order], pos=pos[order])
-    world.add("vel", entities[vel_order], vel=vel[vel_order])
-    return world
+    return _data().world(vel_order)
 
 
 @functools.cache
