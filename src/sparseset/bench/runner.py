@@ -26,7 +26,7 @@ from typing import IO, Any
 import numba
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from .._console import Stopwatch, progress, pyplot
 from ..sparse_set import FLAT_LIMIT
 from .data import SEED, WorkloadData
