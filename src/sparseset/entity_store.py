@@ -348,7 +348,7 @@ class EntityStore(ComponentStore):
         Part of the internal interface: the world calls it when its entity
         table replaced its arrays.
         """
-        state = self._keys._arrays
+        state = self._state()
         if not isinstance(state, _Arrays):
             state.generations, state.alive = self._twin_entities()
 
@@ -356,7 +356,7 @@ class EntityStore(ComponentStore):
 
     def _state_key(self) -> tuple[Any, ...]:
         """Changes whenever this store's members or their order change."""
-        a = self._keys._arrays
+        a = self._state()
         return (id(self), self._version, a.n, a.epoch, id(a))
 
     def _contain_keys(self, keys: np.ndarray) -> np.ndarray:
@@ -380,7 +380,7 @@ class EntityStore(ComponentStore):
         :func:`~sparseset.kernels.pack_back`: it moves ``keys`` across row
         ``length`` with their rows in every column.
         """
-        a = self._keys._arrays
+        a = self._state()
         self._version += 1
         return int(pack(a.sparse, a.dense, a.n, length, keys, self._rows()))
 

@@ -136,6 +136,16 @@ class SparseSet(MutableSet):
     2
     >>> 2**62 in h, h.ids.dtype
     (True, dtype('int64'))
+
+    Notes
+    -----
+    The stores built on a set (:class:`~sparseset.ComponentStore` keeps
+    its ids in one) use this internal interface and nothing else of it:
+    ``_arrays`` (the state: ``sparse``, ``dense``, ``n``, ``epoch``, read
+    by kernels), ``_hold(state)`` (hand over a state with more attributes:
+    the store's columns, or a twin), ``_members()``, ``_index()``,
+    ``_insert()``, ``_removal_batch()`` and ``_require_members()``
+    (docs/architecture.md, "Who may ask what").
     """
 
     # ``_twin`` is this set's own jit twin once handed out (then also its
@@ -326,6 +336,11 @@ class SparseSet(MutableSet):
     def _members(self) -> np.ndarray:
         a = self._arrays
         return a.dense[: a.n]
+
+    def _hold(self, state: _Arrays) -> None:
+        """Keep ``state`` from now on: the same set, with more attributes
+        (a store's columns) or as a jit twin the caller handed out."""
+        self._arrays = state
 
     @property
     def ids(self) -> np.ndarray:

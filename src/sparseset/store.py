@@ -158,9 +158,9 @@ class ComponentStore:
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
         self._keys = SparseSet(capacity, index)
-        old = self._keys._arrays
+        old = self._state()
         state = _StoreArrays(old.sparse, old.dense, old.n)
-        self._keys._arrays = state
+        self._keys._hold(state)
         for name, (dtype, shape) in self._schema.items():
             setattr(
                 state, f"_col_{name}", np.zeros((old.dense.shape[0], *shape), dtype)
@@ -196,8 +196,13 @@ class ComponentStore:
                 f"{name!r} is not a column of this store; columns: "
                 f"{', '.join(self._schema) or '(none)'}"
             )
-        array: np.ndarray = getattr(self._keys._arrays, f"_col_{name}")
+        array: np.ndarray = getattr(self._state(), f"_col_{name}")
         return array
+
+    def _state(self) -> Any:
+        """The key set's state (``sparse``, ``dense``, ``n``, ``epoch``) with
+        the columns as ``_col_<name>``: an ``_Arrays`` or the jit twin."""
+        return self._keys._arrays
 
     def _members(self) -> np.ndarray:
         """The keys, aligned with the rows (a view of ``dense[:n]``)."""
@@ -206,7 +211,7 @@ class ComponentStore:
     def _first_absent(self, keys: np.ndarray) -> int:
         """Position of the first of ``keys`` (valid keys) that is not a
         member; -1 if all are."""
-        a = self._keys._arrays
+        a = self._state()
         return int(kernels.first_mismatch(a.sparse, a.dense, a.n, keys, True))
 
     def _rows(self) -> tuple[np.ndarray, ...]:
@@ -215,7 +220,7 @@ class ComponentStore:
 
     def _fit_columns(self) -> None:
         """Give every column as many rows as ``dense`` has slots."""
-        state = self._keys._arrays
+        state = self._state()
         rows, n = state.dense.shape[0], state.n
         for name, (dtype, shape) in self._schema.items():
             old = getattr(state, f"_col_{name}")
@@ -354,7 +359,7 @@ class ComponentStore:
         """
         arr, scalar = as_ids(ids)
         values = self._prepare(arr.shape[0], columns)
-        state = self._keys._arrays
+        state = self._state()
         n = state.n
         positions = np.empty(arr.shape[0], np.int64)
         new_n = self._keys._insert(arr, scalar, ids, positions)
@@ -429,7 +434,7 @@ class ComponentStore:
     def _get_one(self, key: int, source: Any) -> dict[str, Any]:
         """The row of one key (an int64 id of the index), on the scalar
         kernel; ``source`` is what the caller passed, for the message."""
-        state = self._keys._arrays
+        state = self._state()
         if isinstance(state, _Arrays):
             p = kernels.find_one(state.parts, state.dense, state.n, key)
         else:  # a jit twin holds the state
@@ -440,7 +445,7 @@ class ComponentStore:
 
     def _row(self, p: int) -> dict[str, Any]:
         """Copies of row ``p`` of every column."""
-        state = self._keys._arrays
+        state = self._state()
         row = {}
         # A plain loop: a comprehension's frame costs a third of the call.
         for name, column in self._attributes.items():
@@ -475,12 +480,12 @@ class ComponentStore:
         >>> reap(store.jit); store.ids.tolist()
         [1]
         """
-        state = self._keys._arrays
+        state = self._state()
         if isinstance(state, _Arrays):
             from .jit import make_twin
 
             state = make_twin(state, self._schema, self._twin_entities())
-            self._keys._arrays = state
+            self._keys._hold(state)
         return state
 
     def _table_kind(self) -> str:
@@ -534,7 +539,7 @@ class ComponentStore:
         return self._discard_rows(arr)
 
     def _discard_rows(self, arr: np.ndarray) -> int:
-        state = self._keys._arrays
+        state = self._state()
         n = state.n
         state.n = kernels.discard_rows(state.sparse, state.dense, n, arr, self._rows())
         return int(n - state.n)
@@ -612,7 +617,7 @@ class ComponentStore:
 
     def _permute(self, order: np.ndarray) -> None:
         """Put member ``order[k]`` (and its rows) at position k."""
-        state = self._keys._arrays
+        state = self._state()
         n = state.n
         members = state.dense[:n]
         members[...] = members[order]
@@ -640,7 +645,7 @@ class ComponentStore:
         ([3, 1], [3, 1])
         """
         ids = self._order_of(other)
-        state = self._keys._arrays
+        state = self._state()
         if np.may_share_memory(ids, state.dense):
             ids = ids.copy()
         kernels.pack_front(state.sparse, state.dense, state.n, 0, ids, self._rows())
