@@ -15,9 +15,10 @@ else (docs/architecture.md, "Who may ask what"):
   :meth:`EntityStore._follow_entities` (the entity arrays grew);
 - views and groups read :meth:`EntityStore._members` (entity indexes in row
   order), :meth:`EntityStore._state_key` (changes whenever the members or
-  their order do) and look keys up with :meth:`EntityStore._contain_keys`
-  and :meth:`EntityStore._index_keys`, which take the same (threaded)
-  path as :meth:`~sparseset.SparseSet.contains`;
+  their order do) and look keys up with :meth:`EntityStore._contain_keys`,
+  :meth:`EntityStore._index_keys` and :meth:`EntityStore._join_keys`,
+  which take the same (threaded) path as
+  :meth:`~sparseset.SparseSet.contains` where the containers would;
 - the owning group attaches with :meth:`EntityStore._own`, moves rows with
   :meth:`EntityStore._pack` and casts assigned values with
   :meth:`EntityStore._cast`; the store calls back the :class:`Owner`
@@ -31,10 +32,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from . import kernels
 from ._ids import as_ids, one_id
 from .entities import INDEX_LIMIT, Entities, where
 from .index_kinds import KINDS
-from .sparse_set import _Arrays
+from .sparse_set import _Arrays, threaded
 from .store import ComponentStore
 
 
@@ -368,6 +370,26 @@ class EntityStore(ComponentStore):
         """Each entity index's row (int64), -1 where absent."""
         rows: np.ndarray = self._keys.index(keys)
         return rows
+
+    def _join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The members among ``keys`` (valid entity indexes, in order), the
+        position in ``keys`` of each, and its row here.
+
+        A batch the containers would look up on several threads takes
+        their threaded lookup; a smaller one (or one thread) the one-pass
+        join kernel, which does not re-read the batch to filter it.
+        """
+        if threaded(keys):
+            found = self._index_keys(keys)
+            at = np.flatnonzero(found >= 0)
+            return keys[at], at, found[at]
+        count = keys.shape[0]
+        matched = np.empty(count, keys.dtype)
+        at = np.empty(count, np.int64)
+        rows = np.empty(count, np.int64)
+        a = self._state()
+        m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, matched, at, rows)
+        return matched[:m], at[:m], rows[:m]
 
     def _own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on."""

@@ -113,18 +113,17 @@ class View:
             return
         smallest = min(include, key=len)
         keys = smallest._members()
-        rows = {smallest.name: np.arange(keys.shape[0], dtype=np.int64)}
+        rows: dict[str, np.ndarray] = {}
         # Probe store by store, keeping only the survivors: each probe is
         # over fewer candidates than the last.
         for store in include:
             if store is smallest:
                 continue
-            found = store._index_keys(keys)
-            keep = found >= 0
-            if not keep.all():
-                keys, found = keys[keep], found[keep]
-                rows = {name: row[keep] for name, row in rows.items()}
+            keys, at, found = store._join_keys(keys)
+            rows = {name: row[at] for name, row in rows.items()}
+            rows.setdefault(smallest.name, at)
             rows[store.name] = found
+        rows.setdefault(smallest.name, np.arange(keys.shape[0], dtype=np.int64))
         for store in exclude:
             inside = store._contain_keys(keys)
             if inside.any():
