@@ -324,8 +324,8 @@ def test_batch_kernels_agree_across_kinds(members, batch):
         index, dense, n = built(kind, members)
         out_b = np.empty(q.shape[0], np.bool_)
         out_i = np.empty(q.shape[0], np.int64)
-        kernels.contains(index, dense, n, q, out_b)
-        kernels.index(index, dense, n, q, out_i)
+        kernels.find_all(index, dense, n, q, out_b)
+        kernels.find_all(index, dense, n, q, out_i)
         first = kernels.first_mismatch(index, dense, n, q, True)
         d = dense.copy()
         ix = pickle.loads(pickle.dumps(index))
@@ -529,12 +529,12 @@ def test_parallel_lookups_equal_serial(kind, size):
         got = [np.empty(size, np.bool_), np.empty(size, np.int64)]
         want = [np.empty(size, np.bool_), np.empty(size, np.int64)]
         flags = (
-            kernels.contains_parallel(index, dense, n, ids, got[0]),
-            kernels.index_parallel(index, dense, n, ids, got[1]),
+            kernels.find_all_parallel(index, dense, n, ids, got[0]),
+            kernels.find_all_parallel(index, dense, n, ids, got[1]),
         )
         assert flags == (
-            kernels.contains(index, dense, n, ids, want[0]),
-            kernels.index(index, dense, n, ids, want[1]),
+            kernels.find_all(index, dense, n, ids, want[0]),
+            kernels.find_all(index, dense, n, ids, want[1]),
         )
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
@@ -580,11 +580,11 @@ FRESH_PROCESS = textwrap.dedent(
         q = rng.integers(0, 10**6, 100_000)
         a = s._arrays
         got, want = np.empty(q.size, bool), np.empty(q.size, bool)
-        kernels.contains_parallel(a.sparse, a.dense, a.n, q, got)
-        kernels.contains(a.sparse, a.dense, a.n, q, want)
+        kernels.find_all_parallel(a.sparse, a.dense, a.n, q, got)
+        kernels.find_all(a.sparse, a.dense, a.n, q, want)
         assert (got == want).all() and (s.contains(q) == want).all()
         out[kind] = int(want.sum())
-    hits = sum(kernels.contains_parallel.stats.cache_hits.values())
+    hits = sum(kernels.find_all_parallel.stats.cache_hits.values())
     print(hits, out["flat"], out["paged"], out["hash"])
     """
 )

@@ -489,11 +489,11 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     state = _fixed_state(garbage)
 
     out = np.empty(len(values), np.bool_)
-    assert not kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, out)
     np.testing.assert_array_equal(out, [x in {9, 2, 14, 0, 5} for x in values])
 
     pos = np.empty(len(values), np.int64)
-    assert not kernels.index(state.sparse, state.dense, state.n, ids, pos)
+    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
     np.testing.assert_array_equal(pos, [-1, 0, -1, -1, 3, -1, 0, -1, 2])
 
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, True) == 0
@@ -557,11 +557,11 @@ def test_queries_flag_negative_ids(dtype):
     state = _fixed_state("random")
     ids = np.array([9, -1, 2], dtype=dtype)
     out = np.empty(3, np.bool_)
-    assert kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    assert kernels.find_all(state.sparse, state.dense, state.n, ids, out)
     # a negative id is never a member
     np.testing.assert_array_equal(out, [True, False, True])
     pos = np.empty(3, np.int64)
-    assert kernels.index(state.sparse, state.dense, state.n, ids, pos)
+    assert kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
     np.testing.assert_array_equal(pos, [0, -1, 1])
     assert kernels.find(state.sparse, state.dense, state.n, dtype(-1)) == -1
 
@@ -570,7 +570,7 @@ def test_uint64_ids_past_sign_bit_are_absent():
     state = _fixed_state("adversarial")
     ids = np.array([2**63, 2**64 - 1, 2**63 + 9, 9], dtype=np.uint64)
     out = np.empty(4, np.bool_)
-    kernels.contains(state.sparse, state.dense, state.n, ids, out)
+    kernels.find_all(state.sparse, state.dense, state.n, ids, out)
     np.testing.assert_array_equal(out, [False, False, False, True])
     k = state.copy()
     assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
@@ -589,10 +589,10 @@ def test_membership_is_proven_by_dense_not_sparse():
     sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
     sparse[[5, 6, 7]] = [0, 1, 2]
     out = np.empty(capacity, np.bool_)
-    kernels.contains(sparse, dense, n, np.arange(capacity), out)
+    kernels.find_all(sparse, dense, n, np.arange(capacity), out)
     assert np.flatnonzero(out).tolist() == [5, 6, 7]
     # n = 0: nothing is a member whatever the arrays hold
-    kernels.contains(sparse, dense, 0, np.arange(capacity), out)
+    kernels.find_all(sparse, dense, 0, np.arange(capacity), out)
     assert not out.any()
 
 

@@ -28,7 +28,7 @@ per id = time / N):
   mapped set instead.
 - ``Contains.time_contains_serial``: one batch ``contains`` of N queries
   (half members, half non-members of the same draw) through the serial
-  kernel ``sparseset.kernels.contains`` on the set's arrays: the kinds at
+  kernel ``sparseset.kernels.find_all`` on the set's arrays: the kinds at
   equal threading. ``paged / flat`` and ``hash / flat`` at ``"uniform 4M"``
   are the price of the wider ranges.
 - ``Contains.time_contains``: the public ``s.contains``, threaded on batches
@@ -177,8 +177,8 @@ def _warm_up():
         s = SparseSet.from_ids(ids, index=kind)
         s.contains(ids)
         a = s._arrays
-        kernels.contains(a.sparse, a.dense, a.n, ids, out)
-        kernels.contains_parallel(a.sparse, a.dense, a.n, ids, out)
+        kernels.find_all(a.sparse, a.dense, a.n, ids, out)
+        kernels.find_all_parallel(a.sparse, a.dense, a.n, ids, out)
     _typed_dict_contains(_typed_dict_fill(small), small, out)
 
 
@@ -233,7 +233,7 @@ class Contains:
     def time_contains_serial(self, kind, ids):
         a = self.s._arrays
         out = np.empty(self.q.shape[0], np.bool_)
-        kernels.contains(a.sparse, a.dense, a.n, self.q, out)
+        kernels.find_all(a.sparse, a.dense, a.n, self.q, out)
         return out
 
     @skip_for_params(NOT_HASH)

@@ -10,8 +10,8 @@ classes keep the record behind that choice, on the flat set of the
 - ``ThreadedLookup``: the public ``s.contains`` and ``s.index`` of N
   queries with numba set to 1 and to 2 threads; at 1 the set takes the
   serial kernel itself. ``threads=1 / threads=2`` is the speedup.
-- ``LookupKernels``: the serial kernel ``sparseset.kernels.contains``
-  against its threaded twin ``contains_parallel`` (2 threads), both looking
+- ``LookupKernels``: the serial kernel ``sparseset.kernels.find_all``
+  against its threaded twin ``find_all_parallel`` (2 threads), both looking
   up the same ``2**20`` queries in consecutive batches of ``batch`` ids,
   from ``2**10`` (1024 calls) to ``2**20`` (one call). Every row does the
   same lookups, so ns per id = time / ``2**20`` and time / (``2**20`` /
@@ -102,10 +102,10 @@ def _warm_up():
     q = _contains_queries()[:4]
     found = np.empty(4, np.bool_)
     where = np.empty(4, np.int64)
-    kernels.contains(a.sparse, a.dense, a.n, q, found)
-    kernels.contains_parallel(a.sparse, a.dense, a.n, q, found)
-    kernels.index(a.sparse, a.dense, a.n, q, where)
-    kernels.index_parallel(a.sparse, a.dense, a.n, q, where)
+    kernels.find_all(a.sparse, a.dense, a.n, q, found)
+    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, found)
+    kernels.find_all(a.sparse, a.dense, a.n, q, where)
+    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, where)
 
 
 class ThreadedLookup:
@@ -162,11 +162,11 @@ class LookupKernels:
         _all_threads()
 
     def time_serial(self, batch):
-        contains = kernels.contains
+        contains = kernels.find_all
         for args in self.calls:
             contains(*args)
 
     def time_parallel(self, batch):
-        contains = kernels.contains_parallel
+        contains = kernels.find_all_parallel
         for args in self.calls:
             contains(*args)

@@ -730,7 +730,7 @@ class SparseSet(MutableSet):
                 return a.contains(ids)  # type: ignore[no-any-return]
         arr, scalar = as_ids(ids)
         out = np.empty(arr.shape[0], np.bool_)
-        kernel = kernels.contains_parallel if threaded(arr) else kernels.contains
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
         if kernel(a.sparse, a.dense, a.n, arr, out):
             reject_negative(arr, scalar)
         return bool(out[0]) if scalar else out
@@ -764,7 +764,7 @@ class SparseSet(MutableSet):
         """Positions of an id array (validated here for negatives)."""
         a = self._arrays
         out = np.empty(arr.shape[0], np.int64)
-        kernel = kernels.index_parallel if threaded(arr) else kernels.index
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
         if kernel(a.sparse, a.dense, a.n, arr, out):
             reject_negative(arr, scalar)
         return out

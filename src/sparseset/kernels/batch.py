@@ -401,10 +401,9 @@ def find_all(sparse, dense, n, ids, out):
     return chunks > 0 and signs.min() < 0
 
 
+# The batch ``contains`` (bool out) and ``index`` (int64 out) are this one
+# kernel, under one name per compilation: serial, or threaded over chunks.
 find_all, find_all_parallel = serial_and_parallel(find_all)
-# The batch ``contains`` (bool out) and ``index`` (int64 out) are one kernel.
-contains = index = find_all
-contains_parallel = index_parallel = find_all_parallel
 
 
 @njit(**NO_NRT)
