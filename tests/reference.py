@@ -46,7 +46,7 @@ def member_list(sparse, dense, n):
 
 
 def is_member(sparse, dense, n, x):
-    """DESIGN's definition of membership, for any Python int ``x``."""
+    """The membership rule (docs/architecture.md#the-sparse-set), for any int ``x``."""
     x = int(x)
     if not 0 <= x < sparse.shape[0]:
         return False

@@ -6,13 +6,15 @@ CPython test it comes from. CPython's strings become ids: character ``c``
 is the id ``BASE[kind] + ord(c)``, so paged and hash sets hold wide ids
 that only their kind (or a wider one) takes.
 
-Where DESIGN.md departs from ``set`` on purpose, the test follows DESIGN.md
-and its docstring says so. The departures met here:
+Where the contract (docs/contract.md#the-set-protocol) departs from ``set``
+on purpose, the test follows the contract and its docstring says so. The
+departures met here:
 
 - ``add``, ``discard`` and ``remove`` take a batch and return a count: an
   empty list is an empty batch (0), not an unhashable element;
-- a Python int passed to a named method is one id (DESIGN "Input shapes"),
-  where ``set`` raises ``TypeError`` (it is not iterable);
+- a Python int passed to a named method is one id
+  (docs/contract.md#input-shapes), where ``set`` raises ``TypeError`` (it is not
+  iterable);
 - ``x in s`` is False for any hashable non-id (``"a"``, ``1.0``, ``True``,
   a frozenset), where ``set`` finds ``1.0`` and ``True`` equal to ``1``;
 - the calls whose answer needs no new member (``&``, ``-``, comparisons,
@@ -49,7 +51,7 @@ KINDS = ("flat", "paged", "hash")
 #: Where each kind's ids start in the ported tests: paged and hash sets hold
 #: ids past the flat range (2**40, 2**62), that only they take.
 BASE = {"flat": 0, "paged": 2**40, "hash": 2**62}
-#: Each kind takes ids in [0, LIMIT[kind]) (DESIGN fine print).
+#: Each kind takes ids in [0, LIMIT[kind]) (docs/contract.md#id-ranges).
 LIMIT = {"flat": 2**31, "paged": 2**48, "hash": 2**63}
 
 WORD = "simsalabim"
@@ -68,7 +70,7 @@ def members(s):
 
 
 def assert_consistent(s):
-    """DESIGN's invariants, observed through the public API."""
+    """The invariants (docs/architecture.md#the-sparse-set), seen through the API."""
     ids = s.ids
     assert len(s) == ids.shape[0]
     assert len(set(ids.tolist())) == len(s), "duplicate members"
@@ -156,7 +158,7 @@ def test_new_or_init():
 
 def test_uniquification(word):
     """CPython: TestJointOps.test_uniquification. A nested list is a 2-D
-    batch, ValueError by DESIGN "Input shapes" (set: TypeError, unhashable)."""
+    batch: ValueError (docs/contract.md#input-shapes; set: TypeError, unhashable)."""
     s = word.set(WORD)
     assert sorted(s) == sorted(dict.fromkeys(word.ids(WORD)))
     with pytest.raises(PassThru):
@@ -172,8 +174,9 @@ def test_len(word):
 
 def test_contains(word):
     """CPython: TestJointOps.test_contains. Any hashable non-id (a letter as
-    a string, a frozenset) is simply not a member (DESIGN: SparseSets hold
-    no sets); an unhashable list raises TypeError as it does for set."""
+    a string, a frozenset) is simply not a member (SparseSets hold no sets:
+    docs/contract.md#the-set-protocol); an unhashable list raises TypeError as
+    it does for set."""
     s = word.set(WORD)
     d = dict.fromkeys(word.ids(WORD))
     for x in word.ids(LETTERS):
@@ -187,7 +190,7 @@ def test_contains(word):
 
 def test_union(word):
     """CPython: TestJointOps.test_union. ``union([[]])`` raises ValueError:
-    DESIGN reads a nested list as a 2-D batch (set: TypeError)."""
+    a nested list is a 2-D batch (docs/contract.md#input-shapes; set: TypeError)."""
     s = word.set(WORD)
     u = s.union(word.ids(OTHERWORD))
     for x in word.ids(LETTERS):
@@ -279,7 +282,8 @@ def test_and(word):
 
 def test_difference(word):
     """CPython: TestJointOps.test_difference. A non-id is a non-member, but
-    an unhashable one raises TypeError, as for set (DESIGN: set's answer)."""
+    an unhashable one raises TypeError, as for set
+    (docs/contract.md#the-set-protocol)."""
     s = word.set(WORD)
     i = s.difference(word.ids(OTHERWORD))
     for x in word.ids(LETTERS):
@@ -315,7 +319,7 @@ def test_sub(word):
 
 def test_symmetric_difference(word):
     """CPython: TestJointOps.test_symmetric_difference. A nested list is a
-    2-D batch: ValueError by DESIGN (set: TypeError)."""
+    2-D batch: ValueError (docs/contract.md#input-shapes; set: TypeError)."""
     s = word.set(WORD)
     i = s.symmetric_difference(word.ids(OTHERWORD))
     for x in word.ids(LETTERS):
@@ -504,9 +508,9 @@ def test_copy(word):
 
 
 def test_add(word):
-    """CPython: TestSet.test_add. ``add`` returns how many were new (DESIGN),
-    not None, and ``add([])`` is an empty batch (0) where set raises
-    TypeError; a string is not an id."""
+    """CPython: TestSet.test_add. ``add`` returns how many were new, not
+    None (docs/contract.md#return-values), and ``add([])`` is an empty batch (0)
+    where set raises TypeError; a string is not an id."""
     s = word.set(WORD)
     q = word.base + ord("Q")
     assert s.add(q) == 1
@@ -536,7 +540,7 @@ def test_remove(word):
 
 def test_remove_keyerror_unpacking(word):
     """CPython: TestSet.test_remove_keyerror_unpacking: the KeyError names
-    the missing id (in a message: DESIGN asks for one naming it)."""
+    the missing id (in a message, as docs/contract.md#batch-removal asks)."""
     s = word.set(WORD)
     for v1 in [word.base + ord("Q"), LIMIT[word.kind] - 1]:
         with pytest.raises(KeyError, match=str(v1)):
@@ -583,7 +587,7 @@ def test_pop(word):
 
 def test_update(word):
     """CPython: TestSet.test_update. ``update([[]])`` raises ValueError: a
-    nested list is a 2-D batch (DESIGN; set: TypeError)."""
+    nested list is a 2-D batch (docs/contract.md#input-shapes; set: TypeError)."""
     s = word.set(WORD)
     assert s.update(word.ids(OTHERWORD)) is None
     for x in word.ids(WORD + OTHERWORD):
@@ -656,7 +660,7 @@ def test_iand(word):
 def test_difference_update(word):
     """CPython: TestSet.test_difference_update. symmetric_difference_update
     with a nested list raises ValueError: it would add, and a nested list
-    is a 2-D batch (DESIGN; set: TypeError)."""
+    is a 2-D batch (docs/contract.md#input-shapes; set: TypeError)."""
     s = word.set(WORD)
     assert s.difference_update(word.ids(OTHERWORD)) is None
     for c in WORD + OTHERWORD:
@@ -702,7 +706,7 @@ def test_isub(word):
 
 def test_symmetric_difference_update(word):
     """CPython: TestSet.test_symmetric_difference_update (nested list:
-    ValueError, a 2-D batch by DESIGN; set: TypeError)."""
+    ValueError, a 2-D batch: docs/contract.md#input-shapes; set: TypeError)."""
     s = word.set(WORD)
     assert s.symmetric_difference_update(word.ids(OTHERWORD)) is None
     for c in WORD + OTHERWORD:
@@ -951,7 +955,7 @@ class TestBasicOps:
 
     def test_issue_37219(self, basic):
         """CPython: TestBasicOps.test_issue_37219. set raises TypeError for
-        ``difference(123)``; by DESIGN "Input shapes" a Python int is one
+        ``difference(123)``; by docs/contract.md#input-shapes a Python int is one
         id, so a SparseSet removes it (or answers that it is absent)."""
         word, s, dup, values = basic
         check(SparseSet(index=word.kind).difference(123), set(), word.kind)
@@ -972,7 +976,8 @@ class TestBasicOps:
 
     def test_not_in(self, basic):
         """CPython: TestBasicOpsSingleton.test_not_in. Hashable non-ids are
-        not members (DESIGN), ``1.0`` and ``True`` included."""
+        not members (docs/contract.md#the-set-protocol), ``1.0`` and ``True``
+        included."""
         word, s, _, values = basic
         assert word.base + 2 not in s
         for v in values:
@@ -1312,13 +1317,15 @@ def abc(word):
 
 class TestMutate:
     def test_add_present(self, abc):
-        """CPython: TestMutate.test_add_present (add returns 0: DESIGN)."""
+        """CPython: TestMutate.test_add_present (add returns 0:
+        docs/contract.md#return-values)."""
         word, _, s = abc
         assert s.add(word.ids("c")) == 0
         check(s, word.py("abc"))
 
     def test_add_absent(self, abc):
-        """CPython: TestMutate.test_add_absent (add returns 1: DESIGN)."""
+        """CPython: TestMutate.test_add_absent (add returns 1:
+        docs/contract.md#return-values)."""
         word, _, s = abc
         assert s.add(word.ids("d")) == 1
         check(s, word.py("abcd"))
@@ -1539,7 +1546,7 @@ class TestOnlySetsInBinaryOps:
         test_sym_difference_update, test_sym_difference,
         test_difference_update and test_difference (the named halves).
 
-        As DESIGN has it: a Python int is one id ("Input shapes"; set
+        As docs/contract.md#input-shapes has it: a Python int is one id (set
         raises TypeError); a dict means its keys; a string's characters are
         not ids, so the methods that would have to hold them raise and the
         others give set's answer."""
@@ -1774,7 +1781,7 @@ def check_mixed(left, xs, right, ys):
 @pytest.mark.parametrize("right", KINDS)
 @pytest.mark.parametrize("left", KINDS)
 def test_mixed_kinds(left, right):
-    """DESIGN fine print (mixed index kinds) on CPython's binary and update
+    """docs/contract.md#mixed-index-kinds on CPython's binary and update
     operations (TestBinaryOps, TestUpdateOps, TestSubsets): between any two
     kinds, with ids only some kinds take (2**40, 2**63 - 1), every operator
     and named method gives Python set's answer in the left kind or raises
@@ -1808,10 +1815,11 @@ def test_mixed_kinds_random(left, right):
 def test_mixed_kinds_error_names_the_member_and_the_kind_that_takes_it(
     left, right, big, hint
 ):
-    """DESIGN fine print: ``flat | hash`` (and ``^``, ``|=``, ``^=``) take
-    the left kind, and a member it cannot hold raises ValueError naming the
-    id and the kind that would take it, changing nothing; the reflected
-    operation, ``&`` and ``-`` need no such member and work."""
+    """docs/contract.md#mixed-index-kinds: ``flat | hash`` (and ``^``, ``|=``,
+    ``^=``) take the left kind, and a member it cannot hold raises
+    ValueError naming the id and the kind that would take it, changing
+    nothing; the reflected operation, ``&`` and ``-`` need no such member
+    and work."""
     a = SparseSet.from_ids([1, 2], index=left)
     b = SparseSet.from_ids([2, 100, big], index=right)
     for op in (operator.or_, operator.xor, operator.ior, operator.ixor):
@@ -1966,7 +1974,7 @@ def iterator_data(word):
 
 def test_various_iterator_args_constructor(word):
     """CPython: TestVariousIteratorArgs.test_constructor. Non-ids ('do',
-    1.2) cannot be held: TypeError (DESIGN)."""
+    1.2) cannot be held: TypeError (docs/contract.md#the-set-protocol)."""
     for data in iterator_data(word):
         for g in (G, I, Ig, S, L, R):
             if all(type(v) is int for v in data) or g is S:
@@ -1985,8 +1993,9 @@ def test_various_iterator_args_constructor(word):
 
 
 def _py_answer(name, model, data):
-    """Python set's answer for a named method, or TypeError where DESIGN has
-    SparseSet raise: methods that would have to hold a non-id."""
+    """Python set's answer for a named method, or TypeError where the
+    contract (docs/contract.md#the-set-protocol) has SparseSet raise: methods that
+    would have to hold a non-id."""
     adds = name in ADDING
     if adds and any(type(v) is not int for v in data):
         return TypeError
@@ -1999,8 +2008,8 @@ def _py_answer(name, model, data):
 )
 def test_various_iterator_args_inline_methods(word, name):
     """CPython: TestVariousIteratorArgs.test_inline_methods. With the non-ids
-    ('do', 1.2): union and symmetric_difference raise TypeError (DESIGN),
-    the others give set's answer."""
+    ('do', 1.2): union and symmetric_difference raise TypeError
+    (docs/contract.md#the-set-protocol), the others give set's answer."""
     s = word.set("november")
     meth = getattr(s, name)
     for data in iterator_data(word):
@@ -2035,7 +2044,7 @@ def test_various_iterator_args_inplace_methods(word, name):
     """CPython: TestVariousIteratorArgs.test_inplace_methods: an iterator
     gives the same result as its list. With the non-ids ('do', 1.2): update
     and symmetric_difference_update raise TypeError and change nothing
-    (DESIGN), the others give set's answer."""
+    (docs/contract.md#the-set-protocol), the others give set's answer."""
     for data in iterator_data(word):
         for g in (G, I, Ig, S, L, R):
             s = word.set("january")

@@ -1,7 +1,6 @@
 """Persistence and pickling: ``World.save`` / ``World.load``, ``sparseset.io``, pickle.
 
-Covers DESIGN.md's "Fine print" on persistence and the World lines about
-``save``/``load``:
+Covers docs/contract.md#persistence and docs/contract.md#persistence-errors:
 
 - round trips keep everything a world is: handles and generations (stale
   handles stay dead), the free list (the next ``create`` hands out the same
@@ -201,7 +200,8 @@ def assert_same_state(got, expected):
 
 
 def assert_group_packed(w, g):
-    """DESIGN's group invariant, and that the group views are contiguous."""
+    """The group invariant (docs/architecture.md#groups-keep-their-stores-packed),
+    and that the group views are contiguous."""
     n = len(g)
     stores = [w[name] for name in g.components]
     front = stores[0].ids[:n].tolist()

@@ -1,10 +1,11 @@
-"""Unit tests for ``SparseSet``: the public contract of DESIGN.md.
+"""Unit tests for ``SparseSet``: the public contract, docs/contract.md.
 
-Covers "SparseSet API", "Semantics every container keeps" and the "Fine
-print" for the default ``flat`` index, method by method, then a catalogue of
-bad inputs that must raise *and* leave the set exactly as it was.
+Covers docs/contract.md#sparseset-api, docs/contract.md#semantics-every-container-keeps
+and the fine print (docs/contract.md#ids, docs/contract.md#the-set-protocol) for the
+default ``flat`` index, method by method, then a catalogue of bad inputs
+that must raise *and* leave the set exactly as it was.
 
-Order is promised only where DESIGN promises it (insertion order until a
+Order is checked only where docs/contract.md#order promises it (insertion order until a
 removal; removal is sequential swap-and-pop); set algebra, ``copy``,
 ``from_ids``, ``keep_only`` and ``rollback`` results are compared as sets.
 """
@@ -55,7 +56,7 @@ def make(ids, capacity=64):
 
 
 def assert_consistent(s):
-    """DESIGN's invariants, observed through the public API."""
+    """The invariants (docs/architecture.md#the-sparse-set), seen through the API."""
     ids = np.asarray(s.ids)
     assert ids.ndim == 1
     assert len(s) == ids.shape[0]
@@ -677,7 +678,7 @@ class TestContainsIndex:
 
     @pytest.mark.parametrize("neg", [-1, np.int8(-1), np.int64(-(2**63)), -(2**70)])
     def test_negative_in_is_false(self, neg):
-        # DESIGN fine print: `x in s` never raises for a hashable x.
+        # docs/contract.md#the-set-protocol: `x in s` never raises for a hashable x.
         s = make([3, 8])
         assert (neg in s) is False
 
@@ -1434,8 +1435,9 @@ class TestNamedMethods:
     )
     @pytest.mark.parametrize("odd", [-2, 1.5, "x", None])
     def test_non_id_operand_is_a_non_member(self, name, expected, odd):
-        # DESIGN fine print: where the answer needs no new member, an element
-        # that cannot be an id is simply not a member, as for `set`.
+        # docs/contract.md#the-set-protocol: where the answer needs no new
+        # member, an element that cannot be an id is simply not a member, as
+        # for `set`.
         s = SparseSet.from_ids(A)
         snap = snapshot(s)
         result = getattr(s, name)([10, odd])
@@ -1829,7 +1831,7 @@ def test_scalar_add_grows_and_rejects_like_the_batch(kind):
 
 
 # --------------------------------------------------------------------------
-# mixed index kinds (DESIGN fine print): the left operand's kind, no crash
+# mixed index kinds (docs/contract.md#mixed-index-kinds): the left operand's kind
 # --------------------------------------------------------------------------
 
 

@@ -4,19 +4,19 @@ The machine runs once per index kind (flat, paged, hash): same rules, same
 model, same invariants. On paged and hash sets it also adds ids far past
 the flat range (page directories several levels deep, 64-bit hash keys).
 
-The model keeps the members (a ``set``) and the dense order where DESIGN
-promises one (append on add, sequential swap-and-pop on discard/remove); after
-operations whose order is not promised (keep_only, rollback, in-place algebra,
-pop) the machine first checks the members as a set, then adopts the set's
-order.
+The model keeps the members (a ``set``) and the dense order where
+docs/contract.md#order promises one (append on add, sequential swap-and-pop on
+discard/remove); after operations whose order is not promised (keep_only,
+rollback, in-place algebra, pop) the machine first checks the members as
+a set, then adopts the set's order.
 
 Checkpoint tokens are tracked in three states:
 
-- ``live``: DESIGN promises that rollback succeeds;
-- ``dead``: DESIGN promises that rollback raises ``ValueError`` (an add of a
+- ``live``: docs/contract.md#checkpoints promises that rollback succeeds;
+- ``dead``: it promises that rollback raises ``ValueError`` (an add of a
   new id, clear, sort, growth, or a rollback to an older token happened);
-- ``maybe``: DESIGN does not say (after an add that added nothing, after
-  removals DESIGN does not list, or a token that was just rolled back to);
+- ``maybe``: it does not say (after an add that added nothing, after
+  removals it does not list, or a token that was just rolled back to);
   such tokens are never rolled back to, but become ``dead`` on the next
   invalidation.
 """

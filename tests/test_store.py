@@ -1,9 +1,11 @@
-"""Unit tests for ``ComponentStore`` and ``SparseMap``: DESIGN.md's contract.
+"""Unit tests for ``ComponentStore`` and ``SparseMap``: docs/contract.md.
 
-Covers "ComponentStore, SparseMap", the store lines of "Semantics every
-container keeps" and the "Fine print" (store inputs, id shapes, id ranges,
-return values), then a catalogue of bad inputs that must raise *and* leave
-the store exactly as it was. Order is checked only where DESIGN promises it:
+Covers docs/contract.md#componentstore, docs/contract.md#sparsemap, the store lines
+of docs/contract.md#semantics-every-container-keeps and the fine print
+(docs/contract.md#store-inputs, docs/contract.md#input-shapes,
+docs/contract.md#id-ranges, docs/contract.md#return-values), then a catalogue of bad
+inputs that must raise *and* leave the store exactly as it was. Order is
+checked only where docs/contract.md#order promises it:
 insertion order until a removal, and sequential swap-and-pop.
 """
 
@@ -1736,7 +1738,7 @@ class TestSort:
 
 # --------------------------------------------------------------------------
 # integer columns: any integer that fits goes in, one that does not raises
-# (DESIGN fine print, "Store inputs")
+# (docs/contract.md#store-inputs)
 # --------------------------------------------------------------------------
 
 INTEGER_COLUMNS = ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]

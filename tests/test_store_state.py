@@ -5,9 +5,9 @@ with add-or-replace batches (duplicates, a random subset of columns given,
 values unique per position so that "last value wins" is observable), set,
 discard, remove, get, writes through the column views, clear and reserve.
 The model is ``{id: {"pos": (x, y), "hp": int}}`` plus the dense order,
-which DESIGN promises: insertion order, changed only by sequential
-swap-and-pop. After every step the columns must line up with ``ids`` row
-for row.
+which docs/contract.md#order promises: insertion order, changed only by
+sequential swap-and-pop. After every step the columns must line up with
+``ids`` row for row.
 
 ``MapMachine`` drives ``SparseMap("i8")`` against a plain ``dict``.
 
@@ -70,7 +70,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.limit = KINDS[kind].limit  # the first id the store cannot take
         assert self.store.kind == kind
         self.model = {}  # id -> {"pos": (x, y), "hp": int}
-        self.order = []  # the dense order DESIGN promises
+        self.order = []  # the dense order the contract promises
         self.serial = 0  # makes every value written unique
 
     # -- helpers ----------------------------------------------------------
