@@ -7,16 +7,36 @@ only while its generation matches and the index is alive, so a destroyed
 handle stays dead after its index is reused.
 """
 
+from typing import TypeAlias
+
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
+
+from ._typing import Int, IntArray, typed_njit
+from .element import NO_NRT
 
 #: Bits of a handle that hold the index; the generation sits above them.
 INDEX_BITS = 32
 INDEX_MASK = (1 << INDEX_BITS) - 1
 
+#: Per index: its current generation.
+Generations: TypeAlias = NDArray[np.uint32]
+#: Per index: whether it is alive.
+Alive: TypeAlias = NDArray[np.bool_]
+#: Handles (``index | generation << 32``), or indexes where a handle is dead.
+Handles: TypeAlias = NDArray[np.int64]
+
 
 @njit(cache=True)
-def create_entities(generations, alive, free, n_free, count, out):
+def create_entities(
+    generations: Generations,
+    alive: Alive,
+    free: NDArray[np.int32],
+    n_free: Int,
+    count: Int,
+    out: Handles,
+) -> tuple[Int, Int]:
     """Fill ``out`` with new handles, recycling free indexes first (LIFO).
 
     The caller guarantees room: ``len(generations) >= count + len(out)``.
@@ -45,7 +65,14 @@ def create_entities(generations, alive, free, n_free, count, out):
 
 
 @njit(cache=True)
-def destroy_entities(generations, alive, free, n_free, indexes, last_generation):
+def destroy_entities(
+    generations: Generations,
+    alive: Alive,
+    free: NDArray[np.int32],
+    n_free: Int,
+    indexes: IntArray,
+    last_generation: Int,
+) -> tuple[Int, int]:
     """Kill the live indexes among ``indexes``; return ``(n_free, killed)``.
 
     Each killed index moves to its next generation and onto the free
@@ -77,7 +104,14 @@ def destroy_entities(generations, alive, free, n_free, indexes, last_generation)
 
 
 @njit(cache=True)
-def resolve(generations, alive, count, handles, out, dead):
+def resolve(
+    generations: Generations,
+    alive: Alive,
+    count: Int,
+    handles: IntArray,
+    out: Handles,
+    dead: Int,
+) -> int:
     """``out[k]`` = the index of ``handles[k]`` if it is alive, else ``dead``.
 
     Returns the position of the first dead handle, or -1 if all are alive.
@@ -106,8 +140,10 @@ def resolve(generations, alive, count, handles, out, dead):
     return first
 
 
-@njit(cache=True, _nrt=False)
-def live_index(generations, alive, count, handle):
+@typed_njit(**NO_NRT)
+def live_index(
+    generations: Generations, alive: Alive, count: Int, handle: Int
+) -> np.int64:
     """The index of ``handle`` if it is alive, else -1 (see :func:`resolve`).
 
     Examples
@@ -127,7 +163,7 @@ def live_index(generations, alive, count, handle):
 
 
 @njit(cache=True)
-def handles_of(generations, indexes, out):
+def handles_of(generations: Generations, indexes: IntArray, out: Handles) -> None:
     """``out[k]`` = the current handle of index ``indexes[k]``.
 
     Examples

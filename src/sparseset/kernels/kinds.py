@@ -18,24 +18,54 @@ overlaps best. ``insert`` returns False when the index needs to ``grow``
 kind can (hash), and may do nothing (flat, paged).
 """
 
-from types import ModuleType
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 from numba import types
 from numba.extending import overload
+from numpy.typing import NDArray
 
 from . import flat, hashed, paged
+from ._typing import Bool, FlatIndex, Int, IntArray
 from .hashed import HashIndex
 from .paged import PagedIndex
 
+#: An index of any kind.
+Index: TypeAlias = FlatIndex | PagedIndex | HashIndex
+#: An index as plain arrays, the form :func:`from_parts` takes.
+Parts: TypeAlias = FlatIndex | tuple[NDArray[Any], ...]
 #: Past every position: ``lookup``'s answer for an id with no slot.
 NOWHERE = flat.NOWHERE
-#: No NRT: these run inside tight loops (see :mod:`.element`).
-_ELEMENT_OPTIONS = {"_nrt": False}
+#: No NRT: these run inside tight loops (see :mod:`.element`). Typed Any
+#: because ``_nrt`` is a numba option its stubs' ``jit_options`` omits.
+_ELEMENT_OPTIONS: Any = {"_nrt": False}
 
 
-def kind_of(index: Any) -> ModuleType:
+class KindModule(Protocol):
+    """What a kind module (:mod:`.flat`, :mod:`.paged`, :mod:`.hashed`)
+    defines: the operations below dispatch to these.
+
+    ``index`` is the module's own index type; :func:`kind_of` pairs each
+    index with its module, which the types cannot say, hence ``Any``.
+    """
+
+    def lookup(self, index: Any, x: Int) -> np.uint32: ...
+    def lookup_many(
+        self, index: Any, ids: IntArray, start: Int, stop: Int, out: IntArray
+    ) -> None: ...
+    def accepts(self, index: Any, x: Int) -> Bool: ...
+    def in_range(self, index: Any, x: Int) -> Bool: ...
+    def locate(self, index: Any, x: Int) -> np.uint64: ...
+    def held(self, index: Any, slot: np.uint64, x: Int) -> np.uint32: ...
+    def store(self, index: Any, slot: np.uint64, x: Int, p: Int) -> Bool: ...
+    def erase(self, index: Any, x: Int) -> None: ...
+    def room(self, index: Any, n: Int, members: Int, top: Int) -> Index: ...
+    def move(self, index: Any, grown: Any, dense: IntArray, n: Int) -> None: ...
+    def row_limit(self, index: Any) -> Int: ...
+
+
+def kind_of(index: Index) -> KindModule:
     """The module implementing ``index``'s kind (Python-side dispatch).
 
     Examples
@@ -53,7 +83,7 @@ def kind_of(index: Any) -> ModuleType:
     raise TypeError(f"not a sparse index: {type(index).__name__}")
 
 
-def _kind_of_type(index: types.Type) -> ModuleType | None:
+def _kind_of_type(index: types.Type) -> KindModule | None:
     """The module implementing a numba type's kind, None if not an index."""
     if isinstance(index, types.Array):
         return flat
@@ -65,12 +95,20 @@ def _kind_of_type(index: types.Type) -> ModuleType | None:
     return None
 
 
-def _implementation(index: types.Type, name: str) -> Any:
+#: What an overload below answers numba: the implementation for the
+#: argument types it was given, or None if they are not its to handle.
+_Implementation: TypeAlias = Callable[..., object] | None
+
+
+def _implementation(index: types.Type, name: str) -> _Implementation:
     kind = _kind_of_type(index)
-    return None if kind is None else getattr(kind, name)
+    if kind is None:
+        return None
+    implementation: Callable[..., object] = getattr(kind, name)
+    return implementation
 
 
-def lookup(index: Any, x: Any) -> Any:
+def lookup(index: Index, x: Int) -> np.uint32:
     """Candidate position of ``x`` in dense, or NOWHERE.
 
     Examples
@@ -83,7 +121,9 @@ def lookup(index: Any, x: Any) -> Any:
     return kind_of(index).lookup(index, x)
 
 
-def lookup_many(index: Any, ids: Any, start: Any, stop: Any, out: Any) -> None:
+def lookup_many(
+    index: Index, ids: IntArray, start: Int, stop: Int, out: IntArray
+) -> None:
     """``out[k - start] = lookup(index, ids[k])`` for every k in ``[start, stop)``.
 
     ``out`` is a uint64 array (paged keeps slot addresses there between its
@@ -103,7 +143,7 @@ def lookup_many(index: Any, ids: Any, start: Any, stop: Any, out: Any) -> None:
     kind_of(index).lookup_many(index, ids, start, stop, out)
 
 
-def accepts(index: Any, x: Any) -> Any:
+def accepts(index: Index, x: Int) -> Bool:
     """Whether ``insert`` may store ``x`` (in range; for flat, below capacity).
 
     Examples
@@ -115,7 +155,7 @@ def accepts(index: Any, x: Any) -> Any:
     return kind_of(index).accepts(index, x)
 
 
-def in_range(index: Any, x: Any) -> Any:
+def in_range(index: Index, x: Int) -> Bool:
     """Whether ``x`` is in the id range of ``index``'s kind (flat: 2**31).
 
     Examples
@@ -129,7 +169,7 @@ def in_range(index: Any, x: Any) -> Any:
     return kind_of(index).in_range(index, x)
 
 
-def locate(index: Any, x: Any) -> Any:
+def locate(index: Index, x: Int) -> np.uint64:
     """Where the slot of ``x``, an id the index accepts, is: a handle for
     :func:`held` and :func:`store`, valid until the index changes.
 
@@ -142,7 +182,7 @@ def locate(index: Any, x: Any) -> Any:
     return kind_of(index).locate(index, x)
 
 
-def held(index: Any, slot: Any, x: Any) -> Any:
+def held(index: Index, slot: np.uint64, x: Int) -> np.uint32:
     """The candidate position of ``x`` in ``slot`` (from :func:`locate`).
 
     Examples
@@ -155,7 +195,7 @@ def held(index: Any, slot: Any, x: Any) -> Any:
     return kind_of(index).held(index, slot, x)
 
 
-def store(index: Any, slot: Any, x: Any, p: Any) -> Any:
+def store(index: Index, slot: np.uint64, x: Int, p: Int) -> Bool:
     """Put position ``p`` for ``x`` in ``slot`` (from :func:`locate`); False
     if the index must ``grow`` first (nothing changed).
 
@@ -171,7 +211,7 @@ def store(index: Any, slot: Any, x: Any, p: Any) -> Any:
     return kind_of(index).store(index, slot, x, p)
 
 
-def insert(index: Any, x: Any, p: Any) -> Any:
+def insert(index: Index, x: Int, p: Int) -> Bool:
     """Store position ``p`` for an accepted ``x``; False if the index must
     ``grow`` first (nothing is lost: insert again after growing).
 
@@ -184,7 +224,7 @@ def insert(index: Any, x: Any, p: Any) -> Any:
     return store(index, locate(index, x), x, p)
 
 
-def erase(index: Any, x: Any) -> None:
+def erase(index: Index, x: Int) -> None:
     """Forget ``x``'s slot where the kind can; other ids keep theirs.
 
     Examples
@@ -197,7 +237,7 @@ def erase(index: Any, x: Any) -> None:
     kind_of(index).erase(index, x)
 
 
-def room(index: Any, n: Any, members: Any, top: Any) -> Any:
+def room(index: Index, n: Int, members: Int, top: Int) -> Index:
     """A new index of ``index``'s kind, sized to hold the members ``dense[:n]``
     and ``members`` members in all (hash), ids up to ``top`` (flat), one more
     page (paged), but not yet filled: :func:`move` fills it.
@@ -216,7 +256,7 @@ def room(index: Any, n: Any, members: Any, top: Any) -> Any:
     return kind_of(index).room(index, n, members, top)
 
 
-def move(index: Any, grown: Any, dense: Any, n: Any) -> None:
+def move(index: Index, grown: Index, dense: IntArray, n: Int) -> None:
     """Fill ``grown``, from :func:`room`, with the positions ``index`` holds
     for the members ``dense[:n]``.
 
@@ -233,7 +273,7 @@ def move(index: Any, grown: Any, dense: Any, n: Any) -> None:
     kind_of(index).move(index, grown, dense, n)
 
 
-def grow(index: Any, dense: Any, n: Any, members: Any, top: Any) -> Any:
+def grow(index: Index, dense: IntArray, n: Int, members: Int, top: Int) -> Index:
     """A grown copy of the index, keeping the positions of ``dense[:n]``:
     :func:`room` then :func:`move`.
 
@@ -252,7 +292,7 @@ def grow(index: Any, dense: Any, n: Any, members: Any, top: Any) -> Any:
     return grown
 
 
-def from_parts(parts: Any) -> Any:
+def from_parts(parts: Parts) -> Index:
     """The index whose arrays are ``parts``: a flat index is its own array,
     a paged or hash index a plain tuple of its fields (see :func:`parts_of`).
 
@@ -269,7 +309,7 @@ def from_parts(parts: Any) -> Any:
     return (paged.PagedIndex if len(parts) == _PAGED_PARTS else HashIndex)(*parts)
 
 
-def parts_of(index: Any) -> Any:
+def parts_of(index: Index) -> Parts:
     """The arrays of ``index`` in the form :func:`from_parts` takes.
 
     Examples
@@ -285,7 +325,7 @@ _PAGED_PARTS = len(PagedIndex._fields)
 assert len(HashIndex._fields) != _PAGED_PARTS
 
 
-def row_limit(index: Any) -> Any:
+def row_limit(index: Index) -> Int:
     """The most members a set on this index can hold.
 
     Examples
@@ -297,73 +337,78 @@ def row_limit(index: Any) -> Any:
     return kind_of(index).row_limit(index)
 
 
+# The overloads and their implementations stay unannotated: numba requires
+# the two signatures to be equal, annotations included, and the one takes
+# numba types where the other takes values.
+
+
 @overload(lookup, jit_options=_ELEMENT_OPTIONS)
-def _lookup(index, x):  # type: ignore[no-untyped-def]
+def _lookup(index, x):
     return _implementation(index, "lookup")
 
 
 @overload(lookup_many, jit_options=_ELEMENT_OPTIONS)
-def _lookup_many(index, ids, start, stop, out):  # type: ignore[no-untyped-def]
+def _lookup_many(index, ids, start, stop, out):
     return _implementation(index, "lookup_many")
 
 
 @overload(accepts, jit_options=_ELEMENT_OPTIONS)
-def _accepts(index, x):  # type: ignore[no-untyped-def]
+def _accepts(index, x):
     return _implementation(index, "accepts")
 
 
 @overload(in_range, jit_options=_ELEMENT_OPTIONS)
-def _in_range(index, x):  # type: ignore[no-untyped-def]
+def _in_range(index, x):
     return _implementation(index, "in_range")
 
 
 @overload(locate, jit_options=_ELEMENT_OPTIONS)
-def _locate(index, x):  # type: ignore[no-untyped-def]
+def _locate(index, x):
     return _implementation(index, "locate")
 
 
 @overload(held, jit_options=_ELEMENT_OPTIONS)
-def _held(index, slot, x):  # type: ignore[no-untyped-def]
+def _held(index, slot, x):
     return _implementation(index, "held")
 
 
 @overload(store, jit_options=_ELEMENT_OPTIONS)
-def _store(index, slot, x, p):  # type: ignore[no-untyped-def]
+def _store(index, slot, x, p):
     return _implementation(index, "store")
 
 
 @overload(insert, jit_options=_ELEMENT_OPTIONS)
-def _insert(index, x, p):  # type: ignore[no-untyped-def]
+def _insert(index, x, p):
     if _kind_of_type(index) is None:
         return None
 
-    def impl(index, x, p):  # type: ignore[no-untyped-def]
+    def impl(index, x, p):
         return store(index, locate(index, x), x, p)
 
     return impl
 
 
 @overload(erase, jit_options=_ELEMENT_OPTIONS)
-def _erase(index, x):  # type: ignore[no-untyped-def]
+def _erase(index, x):
     return _implementation(index, "erase")
 
 
 @overload(room)
-def _room(index, n, members, top):  # type: ignore[no-untyped-def]
+def _room(index, n, members, top):
     return _implementation(index, "room")
 
 
 @overload(move)
-def _move(index, grown, dense, n):  # type: ignore[no-untyped-def]
+def _move(index, grown, dense, n):
     return _implementation(index, "move")
 
 
 @overload(grow)
-def _grow(index, dense, n, members, top):  # type: ignore[no-untyped-def]
+def _grow(index, dense, n, members, top):
     if _kind_of_type(index) is None:
         return None
 
-    def impl(index, dense, n, members, top):  # type: ignore[no-untyped-def]
+    def impl(index, dense, n, members, top):
         grown = room(index, n, members, top)
         move(index, grown, dense, n)
         return grown
@@ -372,12 +417,12 @@ def _grow(index, dense, n, members, top):  # type: ignore[no-untyped-def]
 
 
 @overload(row_limit, jit_options=_ELEMENT_OPTIONS)
-def _row_limit(index):  # type: ignore[no-untyped-def]
+def _row_limit(index):
     return _implementation(index, "row_limit")
 
 
 @overload(from_parts, jit_options=_ELEMENT_OPTIONS)
-def _from_parts(parts):  # type: ignore[no-untyped-def]
+def _from_parts(parts):
     if isinstance(parts, types.Array):
         return lambda parts: parts
     if isinstance(parts, types.BaseTuple):

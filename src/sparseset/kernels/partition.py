@@ -18,9 +18,14 @@ validate nothing they are not asked to, and never raise: a bad id's
 position is returned.
 """
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 from numba.extending import register_jitable
+from numpy.typing import NDArray
+
+from ._typing import Int, IntArray
 
 #: Shards a layout may have: tags are uint16.
 MAX_SHARDS = 1 << 16
@@ -29,7 +34,7 @@ HASH = 0
 
 
 @register_jitable
-def mix(x):
+def mix(x: Int) -> np.uint64:
     """The splitmix64 finaliser of ``x`` (any integer), as a uint64.
 
     Examples
@@ -45,7 +50,7 @@ def mix(x):
 
 
 @register_jitable
-def shard_of_one(x, shards, width):
+def shard_of_one(x: Int, shards: Int, width: Int) -> np.uint64:
     """The shard of id ``x`` (non-negative) in a layout of ``shards`` shards.
 
     ``width`` is :data:`HASH` (0) for the hash layout, else the ids per
@@ -59,7 +64,7 @@ def shard_of_one(x, shards, width):
 
 
 @njit(cache=True, nogil=True)
-def shard_of(ids, shards, width, out):
+def shard_of(ids: IntArray, shards: Int, width: Int, out: NDArray[np.uint16]) -> int:
     """``out[k]`` = the shard of ``ids[k]``; returns the first negative id's
     position, or -1.
 
@@ -81,7 +86,15 @@ def shard_of(ids, shards, width, out):
 
 
 @njit(cache=True, nogil=True)
-def split_runs(ids, shards, width, limit, runs, starts, tags):
+def split_runs(
+    ids: IntArray,
+    shards: Int,
+    width: Int,
+    limit: Int,
+    runs: IntArray,
+    starts: NDArray[np.int64],
+    tags: NDArray[np.uint16],
+) -> int:
     """Split ``ids`` into per-shard runs, stably, in one counting pass.
 
     On return ``runs[starts[s]:starts[s + 1]]`` holds the ids of shard
@@ -120,8 +133,8 @@ def split_runs(ids, shards, width, limit, runs, starts, tags):
         counts[s + np.uint64(1)] += 1
     # counts[s + 1] -> starts: an exclusive prefix sum; the cursor of each
     # shard then walks its run.
-    for s in range(shards):
-        counts[s + 1] += counts[s]
+    for shard in range(shards):
+        counts[shard + 1] += counts[shard]
     starts[:] = counts
     cursor = counts[:shards].copy()
     for k in range(n):
@@ -138,7 +151,9 @@ def split_runs(ids, shards, width, limit, runs, starts, tags):
 
 
 @njit(cache=True, nogil=True)
-def merge_runs(tags, starts, values, out):
+def merge_runs(
+    tags: NDArray[np.uint16], starts: IntArray, values: NDArray[Any], out: NDArray[Any]
+) -> None:
     """Put per-run answers back in batch order: the inverse of the scatter.
 
     ``values`` holds the answers to the runs of :func:`split_runs`,
@@ -164,7 +179,7 @@ def merge_runs(tags, starts, values, out):
 
 
 @njit(cache=True, nogil=True)
-def first_positions(positions, before, out):
+def first_positions(positions: IntArray, before: Int, out: NDArray[np.bool_]) -> Int:
     """Mark the first occurrence of each new member in an added batch.
 
     ``positions[k]`` is the dense position of the batch's ``k``-th id after

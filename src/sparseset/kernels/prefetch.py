@@ -8,15 +8,22 @@ ahead and have many cache misses in flight, where a plain load would hold
 its place in the CPU's reorder window until the data arrived.
 """
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.base import BaseContext
+from numba.core.typing.context import BaseContext as TypingContext
+from numba.core.typing.templates import Signature
 from numba.extending import intrinsic, overload
+from numpy.typing import NDArray
+
+from ._typing import OVERLOAD_NO_NRT, Int
 
 
-def prefetch(array: Any, offset: Any) -> None:
+def prefetch(array: NDArray[Any], offset: Int) -> None:
     """Start loading element ``offset`` of C-contiguous ``array`` into cache.
 
     ``offset`` counts elements of the flattened array (row-major), is not
@@ -42,8 +49,13 @@ def prefetch(array: Any, offset: Any) -> None:
 
 
 @intrinsic
-def _prefetch_element(typingctx, array, offset):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+def _prefetch_element(
+    typingctx: TypingContext, array: types.Array, offset: types.Integer
+) -> tuple[Signature, Callable[..., Any]]:
+    # llvmlite has no types: the builder and the values it makes are Any.
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Sequence[Any]
+    ) -> Any:
         array_type = signature.args[0]
         data = context.make_array(array_type)(context, builder, args[0]).data
         address = builder.bitcast(builder.gep(data, [args[1]]), cgutils.voidptr_t)
@@ -60,14 +72,17 @@ def _prefetch_element(typingctx, array, offset):  # type: ignore[no-untyped-def]
     return types.void(array, offset), codegen
 
 
-@overload(prefetch, jit_options={"_nrt": False})
-def _prefetch(array, offset):  # type: ignore[no-untyped-def]
+# Unannotated, as numba requires of an overload and its implementation
+# (see :mod:`.kinds`).
+@overload(prefetch, jit_options=OVERLOAD_NO_NRT)
+def _prefetch(array, offset):
     if not (isinstance(array, types.Array) and array.layout == "C"):
         return None
     if not isinstance(offset, types.Integer):
         return None
 
-    def impl(array, offset):  # type: ignore[no-untyped-def]
-        _prefetch_element(array, offset)
+    def impl(array, offset):
+        # numba passes the typing context itself; the stubs count it in.
+        _prefetch_element(array, offset)  # type: ignore[call-arg]
 
     return impl

@@ -5,13 +5,22 @@ Columns reach these kernels as 2-D arrays of unsigned words (see
 structured dtypes included.
 """
 
-from numba import literal_unroll, njit
+from typing import Any, TypeAlias
 
+from numba import literal_unroll, njit
+from numpy.typing import NDArray
+
+from ._typing import Int, IntArray, typed_njit
 from .element import NO_NRT, find, swap_members
+from .kinds import Index
+
+#: A column as these kernels see it: 2-D, row ``p`` belonging to ``dense[p]``
+#: (stores pass their columns as unsigned words).
+Column: TypeAlias = NDArray[Any]
 
 
 @njit(cache=True)
-def scatter_rows(column, positions, values):
+def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
     """``column[positions[k]] = values[k]`` in batch order: the last wins.
 
     A repeated position keeps the value of its last occurrence, as
@@ -32,8 +41,15 @@ def scatter_rows(column, positions, values):
             column[row, j] = values[k, j]
 
 
-@njit(**NO_NRT)
-def pack_front(sparse, dense, n, start, ids, rows):
+@typed_njit(**NO_NRT)
+def pack_front(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    start: Int,
+    ids: IntArray,
+    rows: tuple[Column, ...],
+) -> Int:
     """Move each member of ``ids`` to position ``start``, ``start + 1``, ...
 
     Members already below ``start`` (placed earlier, or repeated in ``ids``)
@@ -68,8 +84,15 @@ def pack_front(sparse, dense, n, start, ids, rows):
     return start
 
 
-@njit(**NO_NRT)
-def pack_back(sparse, dense, n, end, ids, rows):
+@typed_njit(**NO_NRT)
+def pack_back(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    end: Int,
+    ids: IntArray,
+    rows: tuple[Column, ...],
+) -> Int:
     """Move each member of ``ids`` found below ``end`` to position ``end - 1``.
 
     The inverse of :func:`pack_front`: ``end`` shrinks by one per member

@@ -8,14 +8,13 @@ C: one call costs about 0.2 µs on a flat index. Each is a thin shell over
 the single-id operation of :mod:`.element`, so the logic stays there.
 """
 
-from numba import njit
-
+from ._typing import Int, IntArray, typed_njit
 from .element import NO_NRT, claim, find, swap_remove
-from .kinds import from_parts
+from .kinds import Parts, from_parts
 
 
-@njit(**NO_NRT)
-def find_one(parts, dense, n, x):
+@typed_njit(**NO_NRT)
+def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
     """Position of ``x`` in ``dense[:n]``, -1 if not a member.
 
     Examples
@@ -30,8 +29,8 @@ def find_one(parts, dense, n, x):
     return find(from_parts(parts), dense, n, x)
 
 
-@njit(**NO_NRT)
-def add_one(parts, dense, n, x):
+@typed_njit(**NO_NRT)
+def add_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
     """Add ``x`` if new: :func:`.element.claim` on the index's arrays.
 
     Returns its position (``n`` if appended), or -1 if the index cannot
@@ -47,8 +46,8 @@ def add_one(parts, dense, n, x):
     return claim(from_parts(parts), dense, n, x)
 
 
-@njit(**NO_NRT)
-def discard_one(parts, dense, n, x):
+@typed_njit(**NO_NRT)
+def discard_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
     """Remove ``x`` by swap-and-pop if it is a member; return the new n.
 
     Examples

@@ -23,14 +23,17 @@ empty set, so nothing is ever read or written outside the arrays.
 """
 
 import numpy as np
-from numba import njit
+from numpy.typing import NDArray
 
+from ._typing import Bool, FlatIndex, Int, IntArray, typed_njit
 from .element import NO_NRT, find, swap_remove
 from .marks import marked_count
 
 
-@njit(**NO_NRT)
-def row_contains(sparse, dense, sizes, k, v):
+@typed_njit(**NO_NRT)
+def row_contains(
+    sparse: FlatIndex, dense: IntArray, sizes: IntArray, k: Int, v: Int
+) -> Bool:
     """Whether value ``v`` is in set ``k`` (False for a number that is no set).
 
     Examples
@@ -46,8 +49,16 @@ def row_contains(sparse, dense, sizes, k, v):
     return find(sparse[k], dense[k], sizes[k], v) >= 0
 
 
-@njit(**NO_NRT)
-def row_remove(sparse, dense, sizes, trail, t, k, v):
+@typed_njit(**NO_NRT)
+def row_remove(
+    sparse: FlatIndex,
+    dense: IntArray,
+    sizes: IntArray,
+    trail: IntArray,
+    t: Int,
+    k: Int,
+    v: Int,
+) -> Bool:
     """Remove value ``v`` from set ``k``, recording ``k`` at ``trail[t]``;
     True if it was a member (nothing changes otherwise).
 
@@ -74,8 +85,8 @@ def row_remove(sparse, dense, sizes, trail, t, k, v):
     return True
 
 
-@njit(**NO_NRT)
-def row_size(sizes, k):
+@typed_njit(**NO_NRT)
+def row_size(sizes: IntArray, k: Int) -> np.int64:
     """How many values set ``k`` holds (0 for a number that is no set).
 
     Examples
@@ -89,8 +100,8 @@ def row_size(sizes, k):
     return np.int64(sizes[k])
 
 
-@njit(**NO_NRT)
-def undo(sizes, trail, start, stop):
+@typed_njit(**NO_NRT)
+def undo(sizes: IntArray, trail: IntArray, start: Int, stop: Int) -> None:
     """Restore the removals ``trail[start:stop]``, newest first.
 
     Examples
@@ -104,8 +115,17 @@ def undo(sizes, trail, start, stop):
         sizes[trail[np.uint64(t)]] += 1
 
 
-@njit(**NO_NRT)
-def roll_back(sizes, trail, trail_len, marks, depth, epoch, serial, stamp):
+@typed_njit(**NO_NRT)
+def roll_back(
+    sizes: IntArray,
+    trail: IntArray,
+    trail_len: Int,
+    marks: NDArray[np.int64],
+    depth: Int,
+    epoch: Int,
+    serial: Int,
+    stamp: Int,
+) -> tuple[Int, Int, bool]:
     """Undo the removals since checkpoint ``(serial, stamp)`` of the marks
     stack (see :mod:`.marks`), if it is live.
 
@@ -131,8 +151,8 @@ def roll_back(sizes, trail, trail_len, marks, depth, epoch, serial, stamp):
     return count, serial + 1, True
 
 
-@njit(**NO_NRT)
-def fill_rows(sparse, dense, sizes):
+@typed_njit(**NO_NRT)
+def fill_rows(sparse: FlatIndex, dense: IntArray, sizes: IntArray) -> None:
     """Every set back to the whole universe, in order.
 
     Examples
