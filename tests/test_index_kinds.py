@@ -147,14 +147,12 @@ def test_ids_past_the_range_are_never_accepted_nor_found(kind):
 
 
 def probe_lengths(index):
-    """How far each key sits from its home slot (linear probing)."""
-    table = index.table
-    slots = table.shape[0]
-    used = np.flatnonzero(table[:, 0] >= 0)
-    homes = np.array(
-        [int(hashed.home(k, index.meta[1], index.meta[2])) for k in table[used, 0]]
+    """How far each key sits from the first slot of its home bucket."""
+    used, keys, _ = hashed.entries(index)
+    homes = hashed.WAYS * np.array(
+        [int(hashed.home(k, index.meta[1], index.meta[2])) for k in keys]
     )
-    return (used - homes) % slots
+    return (used - homes) % index.table.shape[0]
 
 
 ADVERSARIAL = {

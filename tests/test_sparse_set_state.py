@@ -499,7 +499,7 @@ class SparseSetMachine(RuleBasedStateMachine):
         index = self.s._arrays.sparse
         if self.kind == "hash":
             table, used = index.table, int(index.meta[0])
-            keys = table[table[:, 0] >= 0, 0]
+            keys = kernels.hashed.entries(index)[1]
             # No tombstones: every used slot is a key, each key once.
             assert keys.shape[0] == used
             assert np.unique(keys).shape[0] == used

@@ -1,12 +1,29 @@
 """The hash index: open addressing from id to position, for ids in [0, 2**63).
 
-One table of ``(key, position)`` pairs, so a probe reads one cache line;
-linear probing from a seeded Fibonacci hash of the id (the top bits of
-``(id ^ seed) * 2**64/phi``), which spreads ids colliding modulo the table
-size, strided and sequential ids evenly, in one multiply: a murmur3
-finaliser measured 2x slower per lookup here. Deletion shifts later entries
-of the probe run back (no tombstones), so churn never degrades lookups.
-Memory follows the members: 16 bytes a slot, at most half full.
+The table holds ``(key, position)`` pairs, 16 bytes a slot, grouped in
+buckets of 4 slots: one 64-byte cache line. A key is stored complemented
+(``~id``, negative), so 0 marks a free slot and a new table is plain
+zeroed memory: pages the OS hands out already zeroed, with no fill pass
+(measured 1.4-1.7x faster to allocate than a table filled with -1).
+
+Linear probing from a home bucket, a seeded Fibonacci hash of the id (the
+top bits of ``(id ^ seed) * 2**64/phi``), which spreads ids colliding
+modulo the table size, strided and sequential ids evenly, in one multiply.
+A probe compares the 4 keys of a bucket in one vector compare and takes
+the first slot holding the id or free, with no branch on the data; it
+goes on to the next bucket only past a full home bucket (at the load
+limit, for 4% of the members and 16% of the absent ids), so a lookup
+mostly reads one cache line and mispredicts nothing (batch lookups
+measured 1.6x faster than probing slot by slot from a home slot). The
+price: the slot found depends on the keys loaded, so a lone insert that
+misses the cache cannot issue its store before the line arrives; inserts
+one at a time into a table far larger than the cache, with no lookup
+ahead, run about 1.4x slower than slot by slot (a batch add looks its
+chunk up first, prefetching, and then finds its lines in cache).
+
+Deletion shifts later entries of the probe run back (no tombstones), so
+churn never degrades lookups. Memory follows the members: 16 bytes a
+slot, at most half full.
 
 As for the other kinds, a found position is only a candidate: the set
 checks ``dense`` before trusting it, so entries left behind by ``clear``
@@ -20,25 +37,34 @@ import os
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba.extending import overload, register_jitable
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
 
 from .prefetch import prefetch
 
 #: Ids the hash index can take: [0, LIMIT).
 LIMIT = 2**63
-#: A key slot holding this is free (ids are never negative).
-EMPTY = -1
+#: A key word holding this is a free slot (keys are stored as ``~id < 0``).
+EMPTY = 0
 #: The table grows past this fill: used * LOAD_DEN > slots * LOAD_NUM.
 LOAD_NUM = 1
 LOAD_DEN = 2
 MIN_SLOTS = 16
+#: Slots per bucket: one 64-byte cache line.
+WAYS = 4
+#: Byte alignment of a table this module allocates: a bucket per line.
+ALIGN = 64
+#: The position :func:`lookup` answers for an id with no slot.
+_NOWHERE = 0xFFFFFFFF
 
 
 class HashIndex(NamedTuple):
     """The arrays of a hash index (see the module docstring)."""
 
-    table: np.ndarray  # int64 (slots, 2): key (EMPTY if free), position
-    meta: np.ndarray  # int64 [slots in use, seed, 64 - log2(slots)]
+    table: np.ndarray  # int64 (slots, 2): key ~id (EMPTY if free), position
+    meta: np.ndarray  # int64 [slots in use, seed, 64 - log2(buckets)]
 
 
 @register_jitable
@@ -56,6 +82,35 @@ def slots_for(members: int) -> int:
     return slots
 
 
+@register_jitable
+def zeroed_table(slots: int) -> np.ndarray:
+    """A free table of ``slots`` slots, its buckets aligned to cache lines.
+
+    From Python, numpy takes zeroed pages from the OS (``calloc``) and
+    backs them with huge pages; compiled code gets NRT memory, zeroed by a
+    ``memset``. One write per 4 KiB page then maps every page: a probe
+    would otherwise first read an untouched page, which maps the shared
+    zero page, and the write after it would copy it again (with huge pages,
+    one fault per 4 KiB: measured 2.4x slower inserts).
+
+    Examples
+    --------
+    >>> t = zeroed_table(16); t.shape, t.ctypes.data % ALIGN, bool(t.any())
+    ((16, 2), 0, False)
+    """
+    words = 2 * slots
+    spare = ALIGN // 8
+    buffer = np.zeros(words + spare, np.int64)
+    skip = (ALIGN - buffer.ctypes.data % ALIGN) % ALIGN // 8
+    buffer[::512] = 0
+    return buffer[skip : skip + words].reshape((slots, 2))
+
+
+def _shift_for(slots: int) -> int:
+    """``64 - log2(buckets)``: the shift taking a hash to its home bucket."""
+    return 65 - (slots // WAYS).bit_length()
+
+
 def empty(members: int = 0, seed: int | None = None) -> HashIndex:
     """A hash index with room for ``members`` ids before it grows.
 
@@ -65,13 +120,13 @@ def empty(members: int = 0, seed: int | None = None) -> HashIndex:
     Examples
     --------
     >>> ix = empty(100, seed=7); ix.table.shape, ix.meta.tolist()
-    ((256, 2), [0, 7, 56])
+    ((256, 2), [0, 7, 58])
     """
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
-    slots = slots_for(members)
-    table = np.full((slots, 2), EMPTY, np.int64)
-    return HashIndex(table, np.array([0, seed, 65 - slots.bit_length()], np.int64))
+    count = slots_for(members)
+    table = zeroed_table(count)
+    return HashIndex(table, np.array([0, seed, _shift_for(count)], np.int64))
 
 
 _M64 = (1 << 64) - 1
@@ -80,7 +135,7 @@ GOLDEN = 0x9E3779B97F4A7C15
 
 
 def home(key: Any, seed: Any, shift: Any) -> np.uint64:
-    """The slot where ``key``'s probe starts: ``((key ^ seed) * GOLDEN) >> shift``.
+    """The bucket where ``key``'s probe starts: ``((key ^ seed) * GOLDEN) >> shift``.
 
     Plain Python here (exact integers, no overflow warnings); compiled code
     gets the wrapping uint64 version below.
@@ -102,17 +157,87 @@ def _home(key, seed, shift):  # type: ignore[no-untyped-def]
     return impl
 
 
+def first_stop(table: np.ndarray, base: Any, want: Any) -> np.uint64:
+    """The first way of the bucket starting at slot ``base`` whose key is
+    ``want`` or free, WAYS if none is.
+
+    Plain Python here; compiled code compares the 4 keys in one vector
+    compare, with no branch.
+
+    Examples
+    --------
+    >>> table = np.array([[-5, 1], [-9, 2], [0, 0], [0, 0]], np.int64)
+    >>> int(first_stop(table, 0, -9)), int(first_stop(table, 0, -7))
+    (1, 2)
+    """
+    for way in range(WAYS):
+        key = table[int(base) + way, 0]
+        if key in (want, EMPTY):
+            return np.uint64(way)
+    return np.uint64(WAYS)
+
+
+@intrinsic
+def _first_stop(typingctx, table, base, want):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        line = ir.VectorType(i64, 2 * WAYS)
+        word = builder.mul(args[1], i64(2))
+        address = builder.bitcast(builder.gep(data, [word]), line.as_pointer())
+        # Aligned as an int64 only: a table from elsewhere (a copy) may not
+        # be line-aligned, and that must stay correct.
+        pairs = builder.load(address, align=8)
+        wanted = builder.shuffle_vector(
+            builder.insert_element(ir.Constant(line, ir.Undefined), args[2], i32(0)),
+            ir.Constant(line, ir.Undefined),
+            ir.Constant(ir.VectorType(i32, 2 * WAYS), [0] * 2 * WAYS),
+        )
+        stops = builder.or_(
+            builder.icmp_unsigned("==", pairs, wanted),
+            builder.icmp_unsigned("==", pairs, ir.Constant(line, [EMPTY] * 2 * WAYS)),
+        )
+        # The keys are the even words; positions never count.
+        keys = builder.shuffle_vector(
+            stops,
+            ir.Constant(stops.type, ir.Undefined),
+            ir.Constant(ir.VectorType(i32, WAYS), list(range(0, 2 * WAYS, 2))),
+        )
+        bits = builder.zext(builder.bitcast(keys, ir.IntType(WAYS)), i64)
+        # A bit past the ways: a bucket with no stop answers WAYS.
+        bits = builder.or_(bits, i64(1 << WAYS))
+        cttz = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64"
+        )
+        return builder.call(cttz, [bits, ir.IntType(1)(1)])
+
+    return types.uint64(table, types.uint64, types.int64), codegen
+
+
+@overload(first_stop, jit_options={"_nrt": False})
+def _first_stop_overload(table, base, want):  # type: ignore[no-untyped-def]
+    if not (isinstance(table, types.Array) and table.layout == "C"):
+        return None
+
+    def impl(table, base, want):  # type: ignore[no-untyped-def]
+        return _first_stop(table, np.uint64(base), np.int64(want))
+
+    return impl
+
+
 @register_jitable
-def _slot_of(index, key):
+def _probe(index, key):
     """The slot holding ``key``, or the free slot ending its probe run."""
     table = index.table
-    mask = np.uint64(table.shape[0] - 1)
-    h = home(key, index.meta[1], index.meta[2])
+    last = np.uint64(table.shape[0] // WAYS - 1)
+    want = ~key
+    bucket = home(key, index.meta[1], index.meta[2])
     while True:
-        k = table[h, 0]
-        if k == key or k == EMPTY:  # noqa: SIM109  (two compares, no tuple)
-            return h
-        h = (h + np.uint64(1)) & mask
+        base = bucket * np.uint64(WAYS)
+        way = first_stop(table, base, want)
+        if way < np.uint64(WAYS):
+            return base + way
+        bucket = (bucket + np.uint64(1)) & last
 
 
 @register_jitable
@@ -120,21 +245,22 @@ def lookup(index, x):
     """The position stored for ``x`` (maybe stale), or NOWHERE."""
     key = np.int64(x)
     if key < 0:
-        return np.uint32(0xFFFFFFFF)
-    return held(index, locate(index, key), key)
+        return np.uint32(_NOWHERE)
+    return held(index, _probe(index, key), key)
 
 
-#: How many ids ahead ``lookup_many`` prefetches its home slot (measured
-#: best of 4-64 on 1M lookups: 16, 1.4x faster than no prefetch).
-AHEAD = 16
+#: How many ids ahead ``lookup_many`` prefetches its home bucket (measured
+#: on 1M lookups and adds: 32, up to 10% faster than 16; 8 and 48-64 no
+#: better).
+AHEAD = 32
 
 
 @register_jitable
 def lookup_many(index, ids, start, stop, out):
     """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``.
 
-    Each step first prefetches the home slot of the id ``AHEAD`` places on,
-    so that many table misses are in flight while the probes run.
+    Each step first prefetches the home bucket of the id ``AHEAD`` places
+    on, so that many table misses are in flight while the probes run.
     """
     table = index.table
     seed = index.meta[1]
@@ -142,7 +268,7 @@ def lookup_many(index, ids, start, stop, out):
     last = stop - 1
     for k in range(start, stop):
         ahead = ids[np.uint64(min(k + AHEAD, last))]
-        prefetch(table, home(ahead, seed, shift) << np.uint64(1))
+        prefetch(table, home(ahead, seed, shift) * np.uint64(2 * WAYS))
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
 
 
@@ -162,7 +288,7 @@ def in_range(index, x):
 def locate(index, x):
     """Where ``x``'s slot is: the one holding ``x``, or the free slot that
     ends its probe run (valid until the table changes)."""
-    return _slot_of(index, np.int64(x))
+    return _probe(index, np.int64(x))
 
 
 @register_jitable
@@ -170,9 +296,9 @@ def held(index, slot, x):
     """The position in ``slot`` (from :func:`locate`) if it holds ``x``,
     else NOWHERE."""
     table = index.table
-    if table[slot, 0] == np.int64(x):
-        return np.uint32(table[slot, 1])
-    return np.uint32(0xFFFFFFFF)
+    p = np.uint32(table[slot, 1])
+    # A select: whether the slot holds x is a coin flip for mixed queries.
+    return p if table[slot, 0] == ~np.int64(x) else np.uint32(_NOWHERE)
 
 
 @register_jitable
@@ -183,7 +309,7 @@ def store(index, slot, x, p):
     if table[slot, 0] == EMPTY:
         if (index.meta[0] + 1) * LOAD_DEN > table.shape[0] * LOAD_NUM:
             return False
-        table[slot, 0] = np.int64(x)
+        table[slot, 0] = ~np.int64(x)
         index.meta[0] += 1
     table[slot, 1] = p
     return True
@@ -194,9 +320,10 @@ def erase(index, x):
     """Remove ``x``'s entry, shifting the rest of its probe run back."""
     key = np.int64(x)
     table = index.table
-    mask = np.uint64(table.shape[0] - 1)
-    hole = _slot_of(index, key)
-    if table[hole, 0] == EMPTY:
+    slots = np.uint64(table.shape[0])
+    mask = slots - np.uint64(1)
+    hole = _probe(index, key)
+    if table[hole, 0] != ~key:
         return
     j = hole
     while True:
@@ -204,10 +331,11 @@ def erase(index, x):
         k = table[j, 0]
         if k == EMPTY:
             break
-        start = home(k, index.meta[1], index.meta[2])
+        start = home(~k, index.meta[1], index.meta[2]) * np.uint64(WAYS)
         # The entry at j may move back to the hole unless its home lies
         # cyclically after the hole: then the hole is not on its probe path.
-        if ((j - start) & mask) >= ((j - hole) & mask):
+        # (Distances from j + slots: unsigned, never below zero.)
+        if ((j + slots - start) & mask) >= ((j + slots - hole) & mask):
             table[hole, 0] = k
             table[hole, 1] = table[j, 1]
             hole = j
@@ -218,12 +346,13 @@ def erase(index, x):
 @register_jitable
 def room(index, n, members, top):
     """A new, empty table for ``max(members, n + 1)`` ids, same seed."""
-    slots = slots_for(max(members, n + 1))
-    grown = HashIndex(np.full((slots, 2), EMPTY, np.int64), index.meta.copy())
+    count = slots_for(max(members, n + 1))
+    grown = HashIndex(zeroed_table(count), index.meta.copy())
     grown.meta[0] = 0
     shift = 64
-    while slots > 1:
-        slots >>= 1
+    buckets = count // WAYS
+    while buckets > 1:
+        buckets >>= 1
         shift -= 1
     grown.meta[2] = shift
     return grown
@@ -245,3 +374,22 @@ def move(index, grown, dense, n):
 def row_limit(index):
     """Most members a set can hold: positions are uint32, 0xFFFFFFFF is NOWHERE."""
     return 0xFFFFFFFF
+
+
+def entries(index: HashIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The slots in use: their numbers, ids and positions, in slot order.
+
+    Slot ``s`` is way ``s % WAYS`` of bucket ``s // WAYS``; an id's probe
+    starts at slot ``WAYS * home(id, seed, shift)``. For tests and
+    inspection: the kernels never build these arrays.
+
+    Examples
+    --------
+    >>> ix = empty(seed=1); store(ix, locate(ix, 42), 42, 7)
+    True
+    >>> [a.tolist() for a in entries(ix)][1:]
+    [[42], [7]]
+    """
+    keys = index.table[:, 0]
+    used = np.flatnonzero(keys != EMPTY)
+    return used, ~keys[used], index.table[used, 1]
