@@ -33,10 +33,10 @@ def create_entities(
     generations: Generations,
     alive: Alive,
     free: NDArray[np.int32],
-    n_free: Int,
-    count: Int,
+    n_free: int,
+    count: int,
     out: Handles,
-) -> tuple[Int, Int]:
+) -> tuple[int, int]:
     """Fill ``out`` with new handles, recycling free indexes first (LIFO).
 
     The caller guarantees room: ``len(generations) >= count + len(out)``.
@@ -69,10 +69,10 @@ def destroy_entities(
     generations: Generations,
     alive: Alive,
     free: NDArray[np.int32],
-    n_free: Int,
+    n_free: int,
     indexes: IntArray,
     last_generation: Int,
-) -> tuple[Int, int]:
+) -> tuple[int, int]:
     """Kill the live indexes among ``indexes``; return ``(n_free, killed)``.
 
     Each killed index moves to its next generation and onto the free

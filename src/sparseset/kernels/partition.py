@@ -179,7 +179,7 @@ def merge_runs(
 
 
 @njit(cache=True, nogil=True)
-def first_positions(positions: IntArray, before: Int, out: NDArray[np.bool_]) -> Int:
+def first_positions(positions: IntArray, before: int, out: NDArray[np.bool_]) -> int:
     """Mark the first occurrence of each new member in an added batch.
 
     ``positions[k]`` is the dense position of the batch's ``k``-th id after

@@ -46,10 +46,10 @@ def pack_front(
     sparse: Index,
     dense: IntArray,
     n: Int,
-    start: Int,
+    start: int,
     ids: IntArray,
     rows: tuple[Column, ...],
-) -> Int:
+) -> int:
     """Move each member of ``ids`` to position ``start``, ``start + 1``, ...
 
     Members already below ``start`` (placed earlier, or repeated in ``ids``)
@@ -89,10 +89,10 @@ def pack_back(
     sparse: Index,
     dense: IntArray,
     n: Int,
-    end: Int,
+    end: int,
     ids: IntArray,
     rows: tuple[Column, ...],
-) -> Int:
+) -> int:
     """Move each member of ``ids`` found below ``end`` to position ``end - 1``.
 
     The inverse of :func:`pack_front`: ``end`` shrinks by one per member

@@ -14,7 +14,7 @@ from .kinds import Parts, from_parts
 
 
 @typed_njit(**NO_NRT)
-def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
+def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> int:
     """Position of ``x`` in ``dense[:n]``, -1 if not a member.
 
     Examples
@@ -30,7 +30,7 @@ def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
 
 
 @typed_njit(**NO_NRT)
-def add_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
+def add_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> int:
     """Add ``x`` if new: :func:`.element.claim` on the index's arrays.
 
     Returns its position (``n`` if appended), or -1 if the index cannot
@@ -47,7 +47,7 @@ def add_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
 
 
 @typed_njit(**NO_NRT)
-def discard_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> Int:
+def discard_one(parts: Parts, dense: IntArray, n: int, x: Int) -> int:
     """Remove ``x`` by swap-and-pop if it is a member; return the new n.
 
     Examples

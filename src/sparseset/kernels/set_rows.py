@@ -25,7 +25,7 @@ empty set, so nothing is ever read or written outside the arrays.
 import numpy as np
 from numpy.typing import NDArray
 
-from ._typing import Bool, FlatIndex, Int, IntArray, typed_njit
+from ._typing import FlatIndex, Int, IntArray, typed_njit
 from .element import NO_NRT, find, swap_remove
 from .marks import marked_count
 
@@ -33,7 +33,7 @@ from .marks import marked_count
 @typed_njit(**NO_NRT)
 def row_contains(
     sparse: FlatIndex, dense: IntArray, sizes: IntArray, k: Int, v: Int
-) -> Bool:
+) -> bool:
     """Whether value ``v`` is in set ``k`` (False for a number that is no set).
 
     Examples
@@ -58,7 +58,7 @@ def row_remove(
     t: Int,
     k: Int,
     v: Int,
-) -> Bool:
+) -> bool:
     """Remove value ``v`` from set ``k``, recording ``k`` at ``trail[t]``;
     True if it was a member (nothing changes otherwise).
 
