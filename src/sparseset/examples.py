@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
-from .set_array import SetArray
+from .jit import Twin
+from .kernels._typing import IntArray
+from .set_array import SetArray, SetArrayState
 from .sparse_set import SparseSet
 
 # -- N-queens -----------------------------------------------------------------
 
 
 @njit(cache=True)
-def _queens(domains, n, row):
+def _queens(domains: SetArrayState, n: int, row: int) -> int:
     if row == n:
         return 1
     count = 0
@@ -71,7 +74,14 @@ def count_queens(n: int) -> int:
 
 
 @njit(cache=True)
-def _queens_bool(free, sizes, trail, depth, n, row):
+def _queens_bool(
+    free: NDArray[np.bool_],
+    sizes: NDArray[np.int64],
+    trail: NDArray[np.int64],
+    depth: int,
+    n: int,
+    row: int,
+) -> int:
     if row == n:
         return 1
     count = 0
@@ -159,7 +169,9 @@ def count_queens_python(n: int) -> int:
 
 
 @njit(cache=True)
-def _components(indptr, indices, visited, labels):
+def _components(
+    indptr: IntArray, indices: IntArray, visited: Twin, labels: NDArray[np.int64]
+) -> int:
     count = 0
     head = 0
     for start in range(indptr.shape[0] - 1):
@@ -199,7 +211,9 @@ def components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray
 
 
 @njit(cache=True)
-def _components_bool(indptr, indices, labels):
+def _components_bool(
+    indptr: IntArray, indices: IntArray, labels: NDArray[np.int64]
+) -> int:
     n = indptr.shape[0] - 1
     seen = np.zeros(n, np.bool_)
     queue = np.empty(n, np.int64)
@@ -240,7 +254,7 @@ def components_bool(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.nd
 
 
 @njit(cache=True)
-def _find_root(parent, x):
+def _find_root(parent: NDArray[np.int64], x: int) -> int:
     while parent[x] != x:
         parent[x] = parent[parent[x]]
         x = parent[x]
@@ -248,7 +262,9 @@ def _find_root(parent, x):
 
 
 @njit(cache=True)
-def _components_union_find(indptr, indices, labels):
+def _components_union_find(
+    indptr: IntArray, indices: IntArray, labels: NDArray[np.int64]
+) -> int:
     n = indptr.shape[0] - 1
     parent = np.arange(n)
     for u in range(n):

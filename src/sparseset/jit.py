@@ -35,14 +35,17 @@ each column as ``_col_<name>``, and a World store's ``generations`` and
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numba
 import numpy as np
 from numba import njit, types
 from numba.core import imputils
-from numba.core.datamodel import default_manager, models
-from numba.core.typing.templates import AttributeTemplate
+from numba.core.base import BaseContext
+from numba.core.datamodel import models
+from numba.core.datamodel.registry import default_manager
+from numba.core.typing.templates import AttributeTemplate, Signature
 from numba.experimental import structref
 from numba.extending import (
     infer_getattr,
@@ -63,7 +66,8 @@ from .kernels import (
     swap_remove,
     unindex,
 )
-from .kernels.kinds import accepts, grow, in_range, row_limit
+from .kernels._typing import IntArray
+from .kernels.kinds import Index, accepts, grow, in_range, row_limit
 from .kernels.marks import marked_count, push_mark
 from .structs import all_fields, build, read_field, set_all_fields, write_field
 
@@ -112,7 +116,8 @@ def _view_type(context: Any, array: types.Array) -> Any:
 class _TwinAttributes(AttributeTemplate):
     key = TwinType
 
-    def generic_resolve(self, twin: TwinType, attr: str) -> Any:
+    # numba's stubs declare this hook as a NotImplemented placeholder.
+    def generic_resolve(self, twin: TwinType, attr: str) -> Any:  # type: ignore[override]
         fields = twin.field_dict
         if attr in fields:
             return fields[attr]
@@ -138,8 +143,12 @@ def _handles(generations: Any, dense: Any, n: Any) -> Any:
     return out
 
 
-@lower_getattr_generic(TwinType)
-def _twin_getattr(context: Any, builder: Any, twin: TwinType, value: Any, attr: str):  # type: ignore[no-untyped-def]
+# The lowering decorators are unannotated in numba; what they register
+# works on llvmlite values, untyped too.
+@lower_getattr_generic(TwinType)  # type: ignore[untyped-decorator]
+def _twin_getattr(
+    context: BaseContext, builder: Any, twin: TwinType, value: Any, attr: str
+) -> Any:
     data = structref._Utils(context, builder, twin).get_data_struct(value)
     fields = twin.field_dict
     if attr in fields:
@@ -166,8 +175,14 @@ def _twin_getattr(context: Any, builder: Any, twin: TwinType, value: Any, attr: 
     return imputils.impl_ret_borrowed(context, builder, view_type, out)
 
 
-@lower_setattr_generic(TwinType)
-def _twin_setattr(context: Any, builder: Any, signature: Any, args: Any, attr: str):  # type: ignore[no-untyped-def]
+@lower_setattr_generic(TwinType)  # type: ignore[untyped-decorator]
+def _twin_setattr(
+    context: BaseContext,
+    builder: Any,
+    signature: Signature,
+    args: Sequence[Any],
+    attr: str,
+) -> None:
     twin, value_type = signature.args
     instance, value = args
     data = structref._Utils(context, builder, twin).get_data_struct(instance)
@@ -217,60 +232,60 @@ class Twin(structref.StructRefProxy):
     @property
     def size(self) -> int:
         """Number of members."""
-        return _get_n(self)  # type: ignore[no-any-return]
+        return _get_n(self)
 
     @property
     def n(self) -> int:
-        return _get_n(self)  # type: ignore[no-any-return]
+        return _get_n(self)
 
     @property
     def epoch(self) -> int:
-        return _get_epoch(self)  # type: ignore[no-any-return]
+        return _get_epoch(self)
 
     @property
-    def sparse(self) -> Any:
+    def sparse(self) -> Index:
         return _get_sparse(self)
 
     @property
     def dense(self) -> np.ndarray:
-        return _get_dense(self)  # type: ignore[no-any-return]
+        return _get_dense(self)
 
     @property
     def ids(self) -> np.ndarray:
         """The members in dense order (handles, for a World store's twin)."""
-        return _ids(self)  # type: ignore[no-any-return]
+        return _ids(self)
 
     # The methods, callable from Python too (each a cached @njit call).
 
     def contains(self, i: int) -> bool:
-        return _contains_call(self, i)  # type: ignore[no-any-return]
+        return _contains_call(self, i)
 
     def index(self, i: int) -> int:
-        return _index_call(self, i)  # type: ignore[no-any-return]
+        return _index_call(self, i)
 
     def add(self, i: int) -> bool:
-        return _add_call(self, i)  # type: ignore[no-any-return]
+        return _add_call(self, i)
 
     def remove(self, i: int) -> bool:
-        return _remove_call(self, i)  # type: ignore[no-any-return]
+        return _remove_call(self, i)
 
     def checkpoint(self) -> tuple[int, int, int]:
-        return _checkpoint_call(self)  # type: ignore[no-any-return]
+        return _checkpoint_call(self)
 
-    def rollback(self, token: tuple[int, int, int]) -> None:
+    def rollback(self, token: Sequence[int]) -> None:
         _rollback_call(self, tuple(token))
 
     def keep_only(self, ids: np.ndarray) -> int:
-        return _keep_only_call(self, ids)  # type: ignore[no-any-return]
+        return _keep_only_call(self, ids)
 
     def discard(self, ids: np.ndarray) -> int:
-        return _discard_call(self, ids)  # type: ignore[no-any-return]
+        return _discard_call(self, ids)
 
     def pop(self) -> int:
-        return _pop_call(self)  # type: ignore[no-any-return]
+        return _pop_call(self)
 
     def handle(self, k: int) -> int:
-        return _handle_call(self, k)  # type: ignore[no-any-return]
+        return _handle_call(self, k)
 
     def __repr__(self) -> str:
         return f"<sparseset twin: {_get_n(self)} members>"
@@ -281,87 +296,89 @@ structref.define_boxing(TwinType, Twin)
 
 # Cached: each compiles once per twin type and machine, not per process.
 @njit(cache=True)
-def _get_n(twin):  # type: ignore[no-untyped-def]
+def _get_n(twin: Twin) -> int:
     return twin.n
 
 
+# Compiled, these write the struct's field; in Python the proxy's n and
+# epoch are read-only properties (its writes go through __setattr__).
 @njit(cache=True)
-def _set_n(twin, n):  # type: ignore[no-untyped-def]
-    twin.n = n
+def _set_n(twin: Twin, n: int) -> None:
+    twin.n = n  # type: ignore[misc]
 
 
 @njit(cache=True)
-def _get_epoch(twin):  # type: ignore[no-untyped-def]
+def _get_epoch(twin: Twin) -> int:
     return twin.epoch
 
 
 @njit(cache=True)
-def _set_epoch(twin, epoch):  # type: ignore[no-untyped-def]
-    twin.epoch = epoch
+def _set_epoch(twin: Twin, epoch: int) -> None:
+    twin.epoch = epoch  # type: ignore[misc]
 
 
 @njit(cache=True)
-def _get_sparse(twin):  # type: ignore[no-untyped-def]
+def _get_sparse(twin: Twin) -> Index:
     return twin.sparse
 
 
 @njit(cache=True)
-def _get_dense(twin):  # type: ignore[no-untyped-def]
+def _get_dense(twin: Twin) -> np.ndarray:
     return twin.dense
 
 
 @njit(cache=True)
-def _ids(twin):  # type: ignore[no-untyped-def]
+def _ids(twin: Twin) -> np.ndarray:
     return twin.ids.copy()
 
 
 @njit(cache=True)
-def _contains_call(twin, i):  # type: ignore[no-untyped-def]
+def _contains_call(twin: Twin, i: int) -> bool:
     return twin.contains(i)
 
 
 @njit(cache=True)
-def _index_call(twin, i):  # type: ignore[no-untyped-def]
+def _index_call(twin: Twin, i: int) -> int:
     return twin.index(i)
 
 
 @njit(cache=True)
-def _add_call(twin, i):  # type: ignore[no-untyped-def]
+def _add_call(twin: Twin, i: int) -> bool:
     return twin.add(i)
 
 
 @njit(cache=True)
-def _remove_call(twin, i):  # type: ignore[no-untyped-def]
+def _remove_call(twin: Twin, i: int) -> bool:
     return twin.remove(i)
 
 
 @njit(cache=True)
-def _checkpoint_call(twin):  # type: ignore[no-untyped-def]
+def _checkpoint_call(twin: Twin) -> tuple[int, int, int]:
     return twin.checkpoint()
 
 
 @njit(cache=True)
-def _rollback_call(twin, token):  # type: ignore[no-untyped-def]
+def _rollback_call(twin: Twin, token: tuple[int, ...]) -> None:
     twin.rollback(token)
 
 
 @njit(cache=True)
-def _keep_only_call(twin, ids):  # type: ignore[no-untyped-def]
+def _keep_only_call(twin: Twin, ids: np.ndarray) -> int:
     return twin.keep_only(ids)
 
 
 @njit(cache=True)
-def _discard_call(twin, ids):  # type: ignore[no-untyped-def]
+def _discard_call(twin: Twin, ids: np.ndarray) -> int:
     return twin.discard(ids)
 
 
 @njit(cache=True)
-def _pop_call(twin):  # type: ignore[no-untyped-def]
+def _pop_call(twin: Twin) -> int:
     return twin.pop()
 
 
 @njit(cache=True)
-def _handle_call(twin, k):  # type: ignore[no-untyped-def]
+def _handle_call(twin: Twin, k: int) -> int:
     return twin.handle(k)
 
 
@@ -397,8 +414,10 @@ def make_twin(
         names.append(COLUMN_PREFIX + name)
         values.append(getattr(state, COLUMN_PREFIX + name))
     fields = [(n, numba.typeof(v)) for n, v in zip(names, values, strict=True)]
-    twin_type = TwinType(fields)
-    return build(twin_type, tuple(values))  # type: ignore[no-any-return]
+    # numba's StructRef.__init__ is unannotated.
+    twin_type = TwinType(fields)  # type: ignore[no-untyped-call]
+    twin: Twin = build(twin_type, tuple(values))
+    return twin
 
 
 # -- methods ------------------------------------------------------------------
@@ -470,6 +489,10 @@ _NAMESPACE: dict[str, Any] = {
 # in code without such paths, and otherwise pays atomic increments on every
 # call (measured 27 ns for ``contains`` against 5 ns on plain arrays). A
 # rare path (growth, a bad id) is a call to a method of its own.
+#
+# The overloads stay unannotated: numba requires an overload and its
+# implementation to have equal signatures, annotations included, and the
+# one takes numba types where the other takes values.
 
 
 @overload_method(TwinType, "contains")
@@ -632,7 +655,7 @@ def _rollback(self, token):  # type: ignore[no-untyped-def]
 
 
 @register_jitable
-def _reject_negative(ids):  # type: ignore[no-untyped-def]
+def _reject_negative(ids: IntArray) -> None:
     for k in range(ids.shape[0]):
         if ids[k] < 0:
             raise ValueError("ids must be non-negative")

@@ -24,15 +24,17 @@ whether the token was live instead of raising. The Python methods raise.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 from numba.extending import overload_method, register_jitable
+from numpy.typing import NDArray
 
 from ._ids import as_ids
+from .kernels._typing import Bool, Int, IntArray
 from .kernels.marks import empty_marks, grown_marks, put_mark
 from .kernels.set_rows import (
     fill_rows,
@@ -67,7 +69,33 @@ class SetArrayType(types.StructRef):
 
 
 class SetArrayState(structref.StructRefProxy):
-    """A SetArray's state as Python sees it; pass ``sa.jit`` to @njit code."""
+    """A SetArray's state as Python sees it; pass ``sa.jit`` to @njit code.
+
+    The fields and methods below are what compiled code reads, writes and
+    calls (Python sees none of them: it calls the compiled functions of
+    this module).
+    """
+
+    dense: NDArray[np.int32]
+    sparse: NDArray[np.uint32]
+    sizes: NDArray[np.int64]
+    trail: NDArray[np.int32]
+    trail_len: Int
+    marks: NDArray[np.int64]
+    depth: Int
+    stamp: Int
+    epoch: Int
+    owner: Int
+
+    if TYPE_CHECKING:
+        # The overloads below, in compiled code only.
+        def contains(self, k: Int, v: Int) -> bool: ...
+        def remove(self, k: Int, v: Int) -> bool: ...
+        def assign(self, k: Int, v: Int) -> int: ...
+        def size(self, k: Int) -> int: ...
+        def values(self, k: Int) -> NDArray[np.int32]: ...
+        def checkpoint(self) -> tuple[int, int, int]: ...
+        def rollback(self, token: tuple[int, int, int]) -> bool: ...
 
     def __repr__(self) -> str:
         return "<sparseset SetArray state>"
@@ -96,7 +124,7 @@ class Token(NamedTuple):
 
 
 @register_jitable
-def _remove(st, k, v):
+def _remove(st: SetArrayState, k: Int, v: Int) -> Bool:
     """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
     removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
     st.trail_len += removed
@@ -104,15 +132,15 @@ def _remove(st, k, v):
 
 
 @register_jitable
-def _contains(st, k, v):
+def _contains(st: SetArrayState, k: Int, v: Int) -> Bool:
     return row_contains(st.sparse, st.dense, st.sizes, k, v)
 
 
 @register_jitable
-def _values(st, k):
+def _values(st: SetArrayState, k: Int) -> NDArray[np.int32]:
     """The members of set ``k`` (a view; empty for a number that is no set)."""
     size = row_size(st.sizes, k)
-    row = 0
+    row: Int = 0
     if size > 0:
         row = k
     # Row 0 exists even in an empty SetArray (see SetArray.__init__).
@@ -120,10 +148,10 @@ def _values(st, k):
 
 
 @register_jitable
-def _assign(st, k, v):
+def _assign(st: SetArrayState, k: Int, v: Int) -> Int:
     """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
     of values removed, each trailed."""
-    removed = 0
+    removed: Int = 0
     # From the back, each an O(1) removal; ``v`` moves only if it is hit.
     for j in range(row_size(st.sizes, k) - 1, -1, -1):
         x = st.dense[k, j]
@@ -133,7 +161,7 @@ def _assign(st, k, v):
 
 
 @register_jitable(inline="always")
-def _checkpoint(st):
+def _checkpoint(st: SetArrayState) -> tuple[Int, Int, Int]:
     if st.depth == st.marks.shape[0]:
         st.marks = grown_marks(st.marks)
     depth = put_mark(st.marks, st.depth, st.trail_len, st.epoch, st.stamp)
@@ -144,13 +172,18 @@ def _checkpoint(st):
 
 
 @register_jitable(inline="always")
-def _rollback(st, serial, stamp):
+def _rollback(st: SetArrayState, serial: Int, stamp: Int) -> bool:
     """Undo every removal since checkpoint ``(serial, stamp)``; False if it
     is no longer live."""
     st.trail_len, st.depth, live = roll_back(
         st.sizes, st.trail, st.trail_len, st.marks, st.depth, st.epoch, serial, stamp
     )
     return live
+
+
+# The method overloads stay unannotated: numba requires an overload and its
+# implementation to have equal signatures, annotations included, and the one
+# takes numba types where the other takes values.
 
 
 @overload_method(SetArrayType, "remove")
@@ -199,31 +232,33 @@ def _ol_rollback(st, token):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _remove_many(st, sets, values):
-    removed = 0
+def _remove_many(st: SetArrayState, sets: IntArray, values: IntArray) -> Int:
+    removed: Int = 0
     for j in range(sets.shape[0]):
         removed += _remove(st, sets[j], values[j])
     return removed
 
 
 @njit(cache=True)
-def _contains_many(st, sets, values, out):
+def _contains_many(
+    st: SetArrayState, sets: IntArray, values: IntArray, out: NDArray[np.bool_]
+) -> None:
     for j in range(sets.shape[0]):
         out[j] = _contains(st, sets[j], values[j])
 
 
 @njit(cache=True)
-def _checkpoint_state(st):
+def _checkpoint_state(st: SetArrayState) -> tuple[Int, Int, Int]:
     return _checkpoint(st)
 
 
 @njit(cache=True)
-def _rollback_state(st, serial, stamp):
+def _rollback_state(st: SetArrayState, serial: int, stamp: int) -> bool:
     return _rollback(st, serial, stamp)
 
 
 @njit(cache=True)
-def _refill(st):
+def _refill(st: SetArrayState) -> None:
     """Every set back to the whole universe; the trail and checkpoints dropped."""
     fill_rows(st.sparse, st.dense, st.sizes)
     st.trail_len = 0
@@ -232,7 +267,7 @@ def _refill(st):
 
 
 @njit(cache=True)
-def _trail_length(st):
+def _trail_length(st: SetArrayState) -> Int:
     return st.trail_len
 
 
@@ -303,7 +338,9 @@ class SetArray:
             np.int64(next(_owners)),
         )
         fields = [(n, numba.typeof(v)) for n, v in zip(FIELDS, values, strict=True)]
-        self._state = build(SetArrayType(fields), values)
+        # numba's StructRef.__init__ is unannotated.
+        state_type = SetArrayType(fields)  # type: ignore[no-untyped-call]
+        self._state: SetArrayState = build(state_type, values)
         self._dense, self._sparse, self._sizes = dense, sparse, values[2]
         self._owner = int(values[-1])
         self._universe = universe
@@ -447,7 +484,8 @@ class SetArray:
         >>> sa.rollback(t); sa.sizes.tolist()
         [3]
         """
-        return Token(*_checkpoint_state(self._state))
+        owner, serial, stamp = _checkpoint_state(self._state)
+        return Token(int(owner), int(serial), int(stamp))
 
     def rollback(self, token: Any) -> None:
         """Restore every value removed since ``token``, in O(removed).

@@ -7,12 +7,26 @@ helpers numba hands out reserve names with a leading underscore, which
 the twins' column fields have).
 """
 
-from typing import Any
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.base import BaseContext
+from numba.core.typing.context import BaseContext as TypingContext
+from numba.core.typing.templates import Signature
 from numba.experimental import structref
 from numba.extending import intrinsic
+
+#: What an intrinsic gives numba: the call's signature and the code
+#: generator, which works on llvmlite values (untyped, hence Any).
+_Intrinsic: TypeAlias = tuple[Signature, Callable[..., Any]]
+
+# numba passes an intrinsic its typing context itself, and types the
+# arguments; the stubs take the intrinsic's signature for the call's, hence
+# the ignores on the calls below.
 
 
 def read_field(data: Any, name: str) -> Any:
@@ -26,11 +40,17 @@ def write_field(data: Any, name: str, value: Any) -> None:
 
 
 @intrinsic
-def _from_fields(typingctx: Any, twin_ref: Any, values: Any):  # type: ignore[no-untyped-def]
+def _from_fields(
+    typingctx: TypingContext,
+    twin_ref: types.TypeRef[types.StructRef],
+    values: types.BaseTuple,
+) -> _Intrinsic:
     """A new struct of type ``twin_ref`` whose fields are ``values``, in order."""
     twin = twin_ref.instance_type
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Sequence[Any]
+    ) -> Any:
         # What structref.new does, then every field set from the tuple.
         from numba.experimental.jitclass.base import imp_dtor
 
@@ -59,11 +79,13 @@ def _from_fields(typingctx: Any, twin_ref: Any, values: Any):  # type: ignore[no
 
 
 @intrinsic
-def _field_values(typingctx: Any, twin: Any):  # type: ignore[no-untyped-def]
+def _field_values(typingctx: TypingContext, twin: types.StructRef) -> _Intrinsic:
     """All fields of a struct as a tuple, in order."""
     out_type = types.Tuple([t for _, t in twin._fields])
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Sequence[Any]
+    ) -> Any:
         data = structref._Utils(context, builder, twin).get_data_struct(args[0])
         values = [read_field(data, name) for name, _ in twin._fields]
         for (_, field_type), value in zip(twin._fields, values, strict=True):
@@ -74,14 +96,20 @@ def _field_values(typingctx: Any, twin: Any):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def _store_fields(typingctx: Any, twin: Any, values: Any):  # type: ignore[no-untyped-def]
+def _store_fields(
+    typingctx: TypingContext, twin: types.StructRef, values: types.BaseTuple
+) -> _Intrinsic:
     """Set every field of a struct from a tuple, in order."""
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Sequence[Any]
+    ) -> Any:
         data = structref._Utils(context, builder, twin).get_data_struct(args[0])
         for k, (name, field_type) in enumerate(twin._fields):
+            # A tuple type indexes by position; the stubs know only slices.
+            value_type = values[k]  # type: ignore[index]
             value = context.cast(
-                builder, builder.extract_value(args[1], k), values[k], field_type
+                builder, builder.extract_value(args[1], k), value_type, field_type
             )
             old = read_field(data, name)
             context.nrt.incref(builder, field_type, value)
@@ -93,18 +121,22 @@ def _store_fields(typingctx: Any, twin: Any, values: Any):  # type: ignore[no-un
 
 
 @njit(cache=True)
-def build(struct_ref, values):  # type: ignore[no-untyped-def]
-    """A new struct of type ``struct_ref`` whose fields are ``values``."""
-    return _from_fields(struct_ref, values)
+def build(struct_ref: types.StructRef, values: tuple[Any, ...]) -> Any:
+    """A new struct of type ``struct_ref`` whose fields are ``values``.
+
+    Its Python class is the proxy its type was boxed with, which the type
+    does not say: callers annotate what they get.
+    """
+    return _from_fields(struct_ref, values)  # type: ignore[call-arg, arg-type]
 
 
 @njit(cache=True)
-def all_fields(struct):  # type: ignore[no-untyped-def]
+def all_fields(struct: structref.StructRefProxy) -> tuple[Any, ...]:
     """Every field of ``struct``, as a tuple in field order."""
-    return _field_values(struct)
+    return _field_values(struct)  # type: ignore[call-arg, arg-type]
 
 
 @njit(cache=True)
-def set_all_fields(struct, values):  # type: ignore[no-untyped-def]
+def set_all_fields(struct: structref.StructRefProxy, values: tuple[Any, ...]) -> None:
     """Set every field of ``struct`` from a tuple in field order."""
-    _store_fields(struct, values)
+    _store_fields(struct, values)  # type: ignore[call-arg, arg-type]
