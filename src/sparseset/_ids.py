@@ -267,7 +267,7 @@ def _is_id(value: Any) -> bool:
     return (
         isinstance(value, numbers.Integral)
         and not isinstance(value, bool | np.bool_)
-        and value >= 0
+        and int(value) >= 0
     )
 
 

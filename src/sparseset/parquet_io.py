@@ -134,7 +134,8 @@ def _columns_of(schema: Any) -> list[Any]:
     for field in schema:
         dtype, shape = infer_field(field)
         columns.append([field.name, np.lib.format.dtype_to_descr(dtype), list(shape)])
-    return json.loads(json.dumps(columns))
+    described: list[Any] = json.loads(json.dumps(columns))
+    return described
 
 
 def read_store(

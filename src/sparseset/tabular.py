@@ -280,6 +280,7 @@ def from_arrow_array(column: Any, field: Any, label: str) -> np.ndarray:
         column = column.flatten()
         inner *= size
     _reject_null(column, inner, label)
+    flat: np.ndarray
     if dtype.kind == "b":
         flat = column.to_numpy(zero_copy_only=False)
     elif pa.types.is_fixed_size_binary(column.type):
@@ -479,7 +480,10 @@ def _check_pandas_can_hold(name: str, values: np.ndarray) -> None:
                 back = native.astype(native.dtype.str[:3] + "[s]").astype(native.dtype)
                 lost = back != native
             else:
-                per = int(np.timedelta64(step, unit) // np.timedelta64(1, "s"))
+                # numpy's stubs take a unit only as a literal, not one read
+                # from a dtype.
+                tick = np.timedelta64(step, unit)  # type: ignore[call-overload]
+                per = int(tick // np.timedelta64(1, "s"))
                 bound = (2**63 - 1) // per
                 counts = native.view(np.int64)
                 lost = (counts >= bound) | (counts <= -bound)
@@ -510,7 +514,8 @@ def _pandas_values(series: Any, label: str, dtype: np.dtype | None) -> np.ndarra
                 f"holds; give a schema or convert it"
             )
     if isinstance(kind, np.dtype) and kind.kind != "O":
-        return series.to_numpy(dtype=kind)
+        values: np.ndarray = series.to_numpy(dtype=kind)
+        return values
     if dtype is None:
         raise TypeError(
             f"{label} holds Python objects (dtype {series.dtype}); give a "
@@ -631,7 +636,7 @@ def store_from_pandas(
 
 
 def _map_field(table: Any, id: str, value: str | None) -> str:
-    names = [name for name in table.column_names if name != id]
+    names: list[str] = [name for name in table.column_names if name != id]
     if value is not None:
         if value not in names:
             raise KeyError(
