@@ -34,12 +34,16 @@ from .sharded_set import ShardedSet
 from .streams import first_seen, unique
 
 
-@sizeof.register(SparseSet)
 def _sizeof_sparse_set(s: SparseSet) -> int:
     # What a shard holds. dask places each task where most of its input
     # bytes are: without this it would count a shard as a small Python
     # object and move gigabytes of shard to a megabyte of ids.
     return s.nbytes
+
+
+# A call, not a decorator: dask's register is unannotated, and as a
+# decorator it would leave the function untyped.
+sizeof.register(SparseSet, _sizeof_sparse_set)
 
 
 __all__ = ["Layout", "ShardedSet", "first_seen", "unique"]

@@ -100,7 +100,8 @@ def _series_values(series: Any) -> da.Array:
         # A nullable or pyarrow integer column: as numpy integers (a
         # partition holding a null raises when it is computed).
         series = series.astype(np.dtype(str(dtype).split("[")[0].lower()))
-    return series.to_dask_array()
+    values: da.Array = series.to_dask_array()
+    return values
 
 
 def _checked(arr: da.Array) -> da.Array:

@@ -124,7 +124,8 @@ def build(kind: str, capacity: int | None, runs: list[np.ndarray]) -> SparseSet:
 
 def _room(kind: str, runs: list[np.ndarray]) -> int:
     """Room for as many members as ``runs`` hold ids (a hint: a set grows)."""
-    return min(sum(run.shape[0] for run in runs), kind_named(kind).max_capacity)
+    ids: int = sum(run.shape[0] for run in runs)
+    return min(ids, kind_named(kind).max_capacity)
 
 
 def add_runs(shard: SparseSet, runs: list[np.ndarray]) -> SparseSet:
