@@ -58,6 +58,8 @@ class Table(Protocol):
 
     def add(self, ids: Any, /, **columns: Any) -> int: ...
 
+    def contains(self, ids: Any) -> Any: ...
+
 
 class Components(Protocol):
     """A world as :func:`world_to_arrow` reads it."""
