@@ -9,7 +9,7 @@ zeroed memory: pages the OS hands out already zeroed, with no fill pass
 Linear probing from a home bucket, a seeded Fibonacci hash of the id (the
 top bits of ``(id ^ seed) * 2**64/phi``), which spreads ids colliding
 modulo the table size, strided and sequential ids evenly, in one multiply.
-A probe compares the 4 keys of a bucket in one vector compare and takes
+A probe compares the 4 keys of a bucket in vector compares and takes
 the first slot holding the id or free, with no branch on the data; it
 goes on to the next bucket only past a full home bucket (at the load
 limit, for 4% of the members and 16% of the absent ids), so a lookup
@@ -161,8 +161,8 @@ def first_stop(table: np.ndarray, base: Any, want: Any) -> np.uint64:
     """The first way of the bucket starting at slot ``base`` whose key is
     ``want`` or free, WAYS if none is.
 
-    Plain Python here; compiled code compares the 4 keys in one vector
-    compare, with no branch.
+    Plain Python here; compiled code compares the bucket's cache line in
+    two vector compares, with no branch.
 
     Examples
     --------
@@ -182,34 +182,45 @@ def _first_stop(typingctx, table, base, want):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
         i64, i32 = ir.IntType(64), ir.IntType(32)
-        line = ir.VectorType(i64, 2 * WAYS)
+        half = ir.VectorType(i64, WAYS)
         word = builder.mul(args[1], i64(2))
-        address = builder.bitcast(builder.gep(data, [word]), line.as_pointer())
-        # Aligned as an int64 only: a table from elsewhere (a copy) may not
-        # be line-aligned, and that must stay correct.
-        pairs = builder.load(address, align=8)
         wanted = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(line, ir.Undefined), args[2], i32(0)),
-            ir.Constant(line, ir.Undefined),
-            ir.Constant(ir.VectorType(i32, 2 * WAYS), [0] * 2 * WAYS),
+            builder.insert_element(ir.Constant(half, ir.Undefined), args[2], i32(0)),
+            ir.Constant(half, ir.Undefined),
+            ir.Constant(ir.VectorType(i32, WAYS), [0] * WAYS),
         )
-        stops = builder.or_(
-            builder.icmp_unsigned("==", pairs, wanted),
-            builder.icmp_unsigned("==", pairs, ir.Constant(line, [EMPTY] * 2 * WAYS)),
+        halves = []
+        for at in (0, WAYS):
+            address = builder.bitcast(
+                builder.gep(data, [builder.add(word, i64(at))]), half.as_pointer()
+            )
+            # Aligned as an int64 only: a table from elsewhere (a copy) may
+            # not be line-aligned, and that must stay correct.
+            pairs = builder.load(address, align=8)
+            halves.append(
+                builder.or_(
+                    builder.icmp_unsigned("==", pairs, wanted),
+                    builder.icmp_unsigned(
+                        "==", pairs, ir.Constant(half, [EMPTY] * WAYS)
+                    ),
+                )
+            )
+        # Two 256-bit compares, not one 512-bit one (as fast here): 512-bit
+        # instructions lower the clock of some CPUs for what follows them.
+        stops = builder.shuffle_vector(
+            halves[0],
+            halves[1],
+            ir.Constant(ir.VectorType(i32, 2 * WAYS), list(range(2 * WAYS))),
         )
-        # The keys are the even words; positions never count.
-        keys = builder.shuffle_vector(
-            stops,
-            ir.Constant(stops.type, ir.Undefined),
-            ir.Constant(ir.VectorType(i32, WAYS), list(range(0, 2 * WAYS, 2))),
-        )
-        bits = builder.zext(builder.bitcast(keys, ir.IntType(WAYS)), i64)
+        # Bit 2w is way w's key; the odd bits (positions) never count.
+        bits = builder.zext(builder.bitcast(stops, ir.IntType(2 * WAYS)), i64)
+        keys = int("01" * WAYS, 2)
         # A bit past the ways: a bucket with no stop answers WAYS.
-        bits = builder.or_(bits, i64(1 << WAYS))
+        bits = builder.or_(builder.and_(bits, i64(keys)), i64(1 << (2 * WAYS)))
         cttz = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64"
         )
-        return builder.call(cttz, [bits, ir.IntType(1)(1)])
+        return builder.lshr(builder.call(cttz, [bits, ir.IntType(1)(1)]), i64(1))
 
     return types.uint64(table, types.uint64, types.int64), codegen
 
@@ -262,14 +273,29 @@ def lookup_many(index, ids, start, stop, out):
     Each step first prefetches the home bucket of the id ``AHEAD`` places
     on, so that many table misses are in flight while the probes run.
     """
-    table = index.table
-    seed = index.meta[1]
-    shift = index.meta[2]
     last = stop - 1
     for k in range(start, stop):
-        ahead = ids[np.uint64(min(k + AHEAD, last))]
-        prefetch(table, home(ahead, seed, shift) * np.uint64(2 * WAYS))
+        prefetch_slot(index, ids[np.uint64(min(k + AHEAD, last))])
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
+
+
+@register_jitable
+def prefetch_slot(index, x):
+    """Start loading the home bucket of ``x``: the line its probe reads first
+    (and, but for 4% of the members at the load limit, last).
+
+    The bucket's address takes only the hash, no load, so an add loop can
+    prefetch the slots of the ids a few places on and claim each id in
+    order, in one pass (1M new ids: 0.6x the time of looking each chunk up
+    first, as :func:`lookup_many` does).
+
+    Examples
+    --------
+    >>> prefetch_slot(empty(seed=1), 2**62)  # a hint: nothing to see
+    """
+    table = index.table
+    bucket = home(np.int64(x), index.meta[1], index.meta[2])
+    prefetch(table, bucket * np.uint64(2 * WAYS))
 
 
 @register_jitable
