@@ -10,9 +10,9 @@ This module validates input, grows storage and calls the kernels in
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, MutableSet
+from collections.abc import Callable, Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
@@ -27,6 +27,9 @@ from ._ids import (
     reject_out_of_range,
 )
 from .index_kinds import KINDS, index_nbytes, kind_named
+
+if TYPE_CHECKING:
+    from .jit import Twin
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -100,7 +103,29 @@ class Checkpoint(NamedTuple):
     stamp: int
 
 
-class SparseSet(MutableSet):
+def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A binary operator that is ``method`` for sets, ``NotImplemented``
+    for anything else (as ``set``'s operators are)."""
+
+    def operator(self: Any, other: Any) -> Any:
+        return method(self, other) if isinstance(other, AbstractSet) else NotImplemented
+
+    return operator
+
+
+def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
+    """An in-place operator: ``method`` on a set, then the set itself."""
+
+    def operator(self: Any, other: Any) -> Any:
+        if not isinstance(other, AbstractSet):
+            return NotImplemented
+        method(self, other)
+        return self
+
+    return operator
+
+
+class SparseSet(MutableSet[int]):
     """A set of non-negative integer ids with batch operations at C speed.
 
     Mirrors Python's :class:`set`, batch-first: ``add``, ``discard``,
@@ -151,6 +176,9 @@ class SparseSet(MutableSet):
     # ``_twin`` is this set's own jit twin once handed out (then also its
     # ``_arrays``): its scalar calls go through the twin's compiled methods.
     __slots__ = ("__weakref__", "_arrays", "_kind", "_twin")
+    # An _Arrays, or the jit twin once handed out: the same fields, which
+    # the twin's typing declares read-only (they are set through numba).
+    _arrays: Any
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
@@ -180,7 +208,9 @@ class SparseSet(MutableSet):
         return s
 
     @classmethod
-    def _from_iterable(cls, it: Iterable[Any]) -> SparseSet:
+    def _from_iterable(  # type: ignore[override]  # ids only, not any _S
+        cls, it: Iterable[Any]
+    ) -> SparseSet:
         # collections.abc.Set's mixins build results through this hook.
         return cls.from_ids(it if isinstance(it, np.ndarray) else list(it))
 
@@ -232,7 +262,8 @@ class SparseSet(MutableSet):
     # -- size and storage -------------------------------------------------
 
     def __len__(self) -> int:
-        return self._arrays.n
+        n: int = self._arrays.n
+        return n
 
     @property
     def kind(self) -> str:
@@ -273,7 +304,7 @@ class SparseSet(MutableSet):
         8000
         """
         a = self._arrays
-        return index_nbytes(a.sparse) + a.dense.nbytes
+        return int(index_nbytes(a.sparse) + a.dense.nbytes)
 
     def reserve(self, capacity: int) -> None:
         """Grow storage so that ``capacity`` fits without regrowth.
@@ -335,9 +366,10 @@ class SparseSet(MutableSet):
 
     def _members(self) -> np.ndarray:
         a = self._arrays
-        return a.dense[: a.n]
+        members: np.ndarray = a.dense[: a.n]
+        return members
 
-    def _hold(self, state: _Arrays) -> None:
+    def _hold(self, state: _Arrays | Twin) -> None:
         """Keep ``state`` from now on: the same set, with more attributes
         (a store's columns) or as a jit twin the caller handed out."""
         self._arrays = state
@@ -461,7 +493,8 @@ class SparseSet(MutableSet):
         a.n = self._insert(arr, scalar, ids, None)
         if a.n != n:
             a.epoch += 1
-        return a.n - n
+        added: int = a.n - n
+        return added
 
     def _insert(
         self, arr: np.ndarray, scalar: bool, source: Any, positions: np.ndarray | None
@@ -556,10 +589,16 @@ class SparseSet(MutableSet):
 
     def _discard(self, arr: np.ndarray) -> int:
         """Discard validated ids (non-negative, any integer dtype)."""
+        return self._removing(kernels.discard, arr)
+
+    def _removing(self, kernel: Any, arr: np.ndarray) -> int:
+        """Run a removal kernel (``discard`` or ``keep_only``) on validated
+        ids; how many members it removed. Every batch removal ends here."""
         a = self._arrays
         n = a.n
-        a.n = kernels.discard(a.sparse, a.dense, n, self._not_aliasing(arr))
-        return n - a.n
+        a.n = kernel(a.sparse, a.dense, n, self._not_aliasing(arr))
+        removed: int = n - a.n
+        return removed
 
     def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove ids that must all be members; returns how many left.
@@ -609,10 +648,7 @@ class SparseSet(MutableSet):
 
     def _keep_only(self, arr: np.ndarray) -> int:
         """:meth:`keep_only` of validated ids."""
-        a = self._arrays
-        n = a.n
-        a.n = kernels.keep_only(a.sparse, a.dense, n, self._not_aliasing(arr))
-        return n - a.n
+        return self._removing(kernels.keep_only, arr)
 
     def clear(self) -> None:
         """Remove every member in O(1). Invalidates checkpoints.
@@ -727,7 +763,7 @@ class SparseSet(MutableSet):
             if type(a) is _Arrays:
                 return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
             if a is self._twin:
-                return a.contains(ids)  # type: ignore[no-any-return]
+                return a.contains(ids)
         arr, scalar = as_ids(ids)
         out = np.empty(arr.shape[0], np.bool_)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
@@ -741,7 +777,7 @@ class SparseSet(MutableSet):
         if type(x) is int and 0 <= x < _INT64_END:
             a = self._arrays
             if type(a) is _Arrays:
-                return kernels.find_one(a.parts, a.dense, a.n, x) >= 0  # type: ignore[no-any-return]
+                return kernels.find_one(a.parts, a.dense, a.n, x) >= 0
             if a is self._twin:
                 return a.contains(x)  # type: ignore[no-any-return]
         x = one_id(x)
@@ -869,63 +905,28 @@ class SparseSet(MutableSet):
         if len(self) > len(other):
             return False
         o = other._arrays
-        return kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
-
-    def _binary(self, other: Any, on_sparse: Any, on_set: Any) -> Any:
-        """An operator: kernels for a SparseSet, the named method for another
-        kind of set, ``NotImplemented`` for anything else (as ``set`` does)."""
-        if isinstance(other, SparseSet):
-            return on_sparse(self, other)
-        if isinstance(other, AbstractSet):
-            return on_set(self, other)
-        return NotImplemented
-
-    def __and__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._and, SparseSet.intersection)
-
-    def __or__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._or, SparseSet.union)
-
-    def __sub__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._sub, SparseSet.difference)
-
-    def __xor__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._xor, SparseSet.symmetric_difference)
-
-    # Reached only when the left operand is another kind of set.
-    __rand__ = __and__
-    __ror__ = __or__
-    __rxor__ = __xor__
-
-    def __rsub__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._sub, lambda s, o: s._like(o)._sub(s))
-
-    def __le__(self, other: Any) -> Any:
-        return self._binary(other, SparseSet._le, SparseSet.issubset)
-
-    def __lt__(self, other: Any) -> Any:
-        return self._binary(
-            other,
-            lambda a, b: len(a) < len(b) and a._le(b),
-            lambda a, o: len(a) < len(o) and a.issubset(o),
+        return bool(
+            kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
         )
 
-    def __ge__(self, other: Any) -> Any:
-        return self._binary(other, lambda a, b: b._le(a), SparseSet.issuperset)
-
-    def __gt__(self, other: Any) -> Any:
-        return self._binary(
-            other,
-            lambda a, b: len(a) > len(b) and b._le(a),
-            lambda a, o: len(a) > len(o) and a.issuperset(o),
-        )
+    # The operators are the named methods, for sets only (as ``set``'s
+    # are): ``NotImplemented`` for anything else lets Python try the other
+    # operand. Reflected forms are reached only when the left operand is
+    # another kind of set.
+    __and__ = __rand__ = _operator(lambda s, o: s.intersection(o))
+    __or__ = __ror__ = _operator(lambda s, o: s.union(o))
+    __sub__ = _operator(lambda s, o: s.difference(o))
+    __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
+    __xor__ = __rxor__ = _operator(lambda s, o: s.symmetric_difference(o))
+    __le__ = _operator(lambda s, o: s.issubset(o))
+    __ge__ = _operator(lambda s, o: s.issuperset(o))
+    __lt__ = _operator(lambda s, o: len(s) < len(o) and s.issubset(o))
+    __gt__ = _operator(lambda s, o: len(s) > len(o) and s.issuperset(o))
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, SparseSet):
-            return len(self) == len(other) and self._le(other)
-        if isinstance(other, AbstractSet):
-            return len(self) == len(other) and self.issubset(other)
-        return NotImplemented
+        if not isinstance(other, AbstractSet):
+            return NotImplemented
+        return len(self) == len(other) and self.issubset(other)
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
@@ -945,7 +946,7 @@ class SparseSet(MutableSet):
         else:
             ids, _ = ids_among(other)
             probe = self._arrays
-        return (
+        return bool(
             kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
         )
 
@@ -959,9 +960,7 @@ class SparseSet(MutableSet):
         >>> sorted(SparseSet.from_ids([1]).union([2], SparseSet.from_ids([3])))
         [1, 2, 3]
         """
-        out = self.copy()
-        out.update(*others)
-        return out
+        return self._fold(others, SparseSet._or, SparseSet.add)
 
     def intersection(self, *others: Any) -> SparseSet:
         """Members of the set that are in every one of ``others``.
@@ -971,14 +970,9 @@ class SparseSet(MutableSet):
         >>> sorted(SparseSet.from_ids([1, 2, 3]).intersection([3, 2, 7, "x"]))
         [2, 3]
         """
-        out = self
-        for other in others:
-            if isinstance(other, SparseSet):
-                out = out._and(other)
-            else:
-                out = out.copy() if out is self else out
-                out._keep_only(ids_among(other)[0])
-        return out.copy() if out is self else out
+        return self._fold(
+            others, SparseSet._and, lambda out, o: out._keep_only(ids_among(o)[0])
+        )
 
     def difference(self, *others: Any) -> SparseSet:
         """Members of the set that are in none of ``others``.
@@ -988,9 +982,30 @@ class SparseSet(MutableSet):
         >>> SparseSet.from_ids([1, 2, 3]).difference([2, -5]).ids.tolist()
         [1, 3]
         """
-        out = self.copy()
-        out.difference_update(*others)
-        return out
+        return self._fold(
+            others, SparseSet._sub, lambda out, o: out._discard(ids_among(o)[0])
+        )
+
+    def _fold(
+        self,
+        others: tuple[Any, ...],
+        with_set: Callable[[SparseSet, SparseSet], SparseSet],
+        with_ids: Callable[[SparseSet, Any], object],
+    ) -> SparseSet:
+        """A new set: this one with each of ``others`` applied in turn.
+
+        A SparseSet goes through ``with_set``, which returns a new set from
+        the kernels; anything else through ``with_ids``, which changes a
+        copy in place (reading the iterable as ``set``'s methods do).
+        """
+        out = self
+        for other in others:
+            if isinstance(other, SparseSet):
+                out = with_set(out, other)
+            else:
+                out = out.copy() if out is self else out
+                with_ids(out, other)
+        return out.copy() if out is self else out
 
     def symmetric_difference(self, other: Any) -> SparseSet:
         """Ids in exactly one of the set and ``other``.
@@ -1014,7 +1029,7 @@ class SparseSet(MutableSet):
             return self._le(other)
         arr, _ = ids_among(other)
         found = arr[self.contains(arr)]
-        return np.unique(found).shape[0] == len(self)
+        return bool(np.unique(found).shape[0] == len(self))
 
     def issuperset(self, other: Any) -> bool:
         """True if every element of ``other`` is a member.
@@ -1089,23 +1104,10 @@ class SparseSet(MutableSet):
         self._discard(toggled[present])
         self.add(toggled[~present])
 
-    def _inplace(self, other: Any, method: Any) -> Any:
-        if not isinstance(other, AbstractSet):
-            return NotImplemented
-        method(self, other)
-        return self
-
-    def __ior__(self, other: Any) -> Any:
-        return self._inplace(other, SparseSet.update)
-
-    def __iand__(self, other: Any) -> Any:
-        return self._inplace(other, SparseSet.intersection_update)
-
-    def __isub__(self, other: Any) -> Any:
-        return self._inplace(other, SparseSet.difference_update)
-
-    def __ixor__(self, other: Any) -> Any:
-        return self._inplace(other, SparseSet.symmetric_difference_update)
+    __ior__ = _in_place(lambda s, o: s.update(o))
+    __iand__ = _in_place(lambda s, o: s.intersection_update(o))
+    __isub__ = _in_place(lambda s, o: s.difference_update(o))
+    __ixor__ = _in_place(lambda s, o: s.symmetric_difference_update(o))
 
 
 def _is_token(token: Any) -> bool:
