@@ -1881,3 +1881,21 @@ def test_adding_only_existing_ids_keeps_a_store_checkpoint_valid():
     assert store.add([2, 3], hp=[20, 30]) == 0  # replaced values, no new member
     keys.rollback(token)
     assert sorted(store) == [1, 2, 3]
+
+
+def test_columns_left_out_of_add_are_blank_whatever_their_dtype():
+    # A zero of each dtype: an empty string, not the text "0".
+    schema = {
+        "name": "U8",
+        "raw": "S4",
+        "when": "M8[s]",
+        "pair": np.dtype([("a", "i4"), ("b", "U3")]),
+        "hp": "f4",
+    }
+    store = ComponentStore(schema)
+    store.add([3, 1])
+    row = store.get(3)
+    assert row["name"] == "" and row["raw"] == b""
+    assert row["when"] == np.datetime64(0, "s")
+    assert row["pair"]["a"] == 0 and row["pair"]["b"] == ""
+    assert row["hp"] == 0.0

@@ -369,7 +369,8 @@ class ComponentStore:
             state.epoch += 1
         for name in self._schema:
             if name not in values:
-                self._column(name)[n:new_n] = 0
+                # A zero of the dtype: blank strings and records, not "0".
+                self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
         self._scatter(positions, values)
         return int(new_n - n)
 
@@ -938,7 +939,7 @@ class _MapStore(ComponentStore):
         return "SparseMap values"
 
 
-class SparseMap(MutableMapping):
+class SparseMap(MutableMapping[int, Any]):
     """A mapping from integer id to one value, on a one-column store.
 
     Mirrors ``dict`` for single ids (``m[5] = 1.0``, ``m[5]``, ``del m[5]``)
