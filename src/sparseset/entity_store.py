@@ -11,8 +11,9 @@ The internal interface
 A store talks to the objects around it through these methods and nothing
 else (docs/architecture.md, "Who may ask what"):
 
-- its world calls :meth:`EntityStore._discard_keys` (``destroy``) and
-  :meth:`EntityStore._follow_entities` (the entity arrays grew);
+- its world calls :meth:`EntityStore._discard_keys` (``destroy``),
+  :meth:`EntityStore._follow_entities` (the entity arrays grew) and
+  :meth:`EntityStore._adopt` (a loaded world's rows);
 - views and groups read :meth:`EntityStore._members` (entity indexes in row
   order), :meth:`EntityStore._state_key` (changes whenever the members or
   their order do) and look keys up with :meth:`EntityStore._contain_keys`,
@@ -343,6 +344,15 @@ class EntityStore(ComponentStore):
 
     def _twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
         return self._entities.generations, self._entities.alive_flags
+
+    def _adopt(self, keys: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Take the rows of a loaded world: entity indexes already checked
+        alive by the loader, so they skip resolving as handles.
+
+        Part of the internal interface: ``World.load`` calls it.
+        """
+        super().add(keys, **columns)
+        self._version += 1
 
     def _follow_entities(self) -> None:
         """Hand a jit twin the world's entity arrays after they grew.

@@ -153,7 +153,7 @@ def _repeats(indexes: np.ndarray, count: int) -> bool:
     """
     seen = np.zeros(count, np.bool_)
     seen[indexes] = True
-    return int(np.count_nonzero(seen)) != indexes.shape[0]
+    return bool(np.count_nonzero(seen) != indexes.shape[0])
 
 
 def from_arrays(arrays: Mapping[str, Any], source: str) -> WorldState:

@@ -25,7 +25,6 @@ from .entity_store import EntityStore
 from .group import Group
 from .index_kinds import KINDS, kind_named
 from .persistence import WorldState
-from .store import ComponentStore
 from .view import View
 
 #: The most capacity a loaded world reserves beyond the entities it holds.
@@ -318,12 +317,12 @@ class World:
     # -- joins ------------------------------------------------------------
 
     def _names(self, names: Any, what: str) -> tuple[str, ...]:
-        names = tuple(names)
-        for name in names:
+        checked: tuple[str, ...] = tuple(names)
+        for name in checked:
             self[name]
-        if len(set(names)) != len(names):
-            raise ValueError(f"{what} names a component twice: {names!r}")
-        return names
+        if len(set(checked)) != len(checked):
+            raise ValueError(f"{what} names a component twice: {checked!r}")
+        return checked
 
     def view(self, *names: str, exclude: Any = ()) -> View:
         """The entities with every component of ``names`` and none of ``exclude``.
@@ -547,7 +546,7 @@ class World:
                 column: (rows.dtype, rows.shape[1:]) for column, rows in columns.items()
             }
             self.register(name, schema)
-            ComponentStore.add(self._stores[name], keys, **columns)
+            self._stores[name]._adopt(keys, columns)
         for names, length in state.groups:
             # The saved order already packs the group: adopt it, move nothing.
             stores = tuple(self._stores[name] for name in names)
