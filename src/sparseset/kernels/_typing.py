@@ -31,10 +31,6 @@ IntArray: TypeAlias = NDArray[np.integer[Any]]
 #: The flat index (:mod:`.flat`): one uint32 position slot per id.
 FlatIndex: TypeAlias = NDArray[np.uint32]
 
-#: ``jit_options`` of an overload that runs inside NRT-free kernels (see
-#: :mod:`.element`). Typed Any: numba's stubs do not list ``_nrt``.
-OVERLOAD_NO_NRT: Any = {"_nrt": False}
-
 _Function = TypeVar("_Function", bound=Callable[..., object])
 
 
@@ -42,7 +38,7 @@ def typed_njit(**options: Any) -> Callable[[_Function], Dispatcher[_Function]]:
     """``numba.njit(**options)``, keeping the compiled function's signature.
 
     numba's stubs type ``njit`` only for the options they list; with
-    ``_nrt`` among them (``element.NO_NRT``) the result is untyped, and so
+    ``_nrt`` among them (``options.NO_NRT``) the result is untyped, and so
     would be every call of the kernel. The dispatcher is the one
     ``njit(**options)`` makes: this changes nothing but what mypy sees.
 

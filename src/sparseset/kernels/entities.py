@@ -14,7 +14,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from ._typing import Int, IntArray, typed_njit
-from .element import NO_NRT
+from .options import NO_NRT
 
 #: Bits of a handle that hold the index; the generation sits above them.
 INDEX_BITS = 32

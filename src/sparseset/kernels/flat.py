@@ -12,10 +12,17 @@ call them through it.
 import numpy as np
 from numba.extending import register_jitable
 
+from .options import NOWHERE
+from .prefetch import prefetch
+
 #: Ids the flat index can take: [0, LIMIT).
 LIMIT = 2**31
-#: What ``lookup`` answers for an id with no slot: past every position.
-NOWHERE = np.uint32(0xFFFFFFFF)
+#: A slot's address follows from the id alone (it is the offset), so an
+#: add loop can prefetch the slots of ids ahead (see ``prefetch_slot``).
+PREFETCHES_SLOTS = True
+#: A lookup is one load: cheap enough for an add loop to run ahead of
+#: itself to prefetch the dense entries of the coming ids too.
+LOOKS_AHEAD = True
 
 
 @register_jitable
@@ -30,6 +37,12 @@ def lookup_many(index, ids, start, stop, out):
     """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``."""
     for k in range(start, stop):
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
+
+
+@register_jitable
+def prefetch_slot(index, x):
+    """Start loading the slot of ``x`` (any id: a prefetch never faults)."""
+    prefetch(index, np.uint64(np.int64(x)))
 
 
 @register_jitable

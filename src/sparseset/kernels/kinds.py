@@ -26,7 +26,7 @@ from numba import types
 from numba.extending import overload
 from numpy.typing import NDArray
 
-from . import flat, hashed, paged
+from . import flat, hashed, options, paged
 from ._typing import Bool, FlatIndex, Int, IntArray
 from .hashed import HashIndex
 from .paged import PagedIndex
@@ -36,10 +36,9 @@ Index: TypeAlias = FlatIndex | PagedIndex | HashIndex
 #: An index as plain arrays, the form :func:`from_parts` takes.
 Parts: TypeAlias = FlatIndex | tuple[NDArray[Any], ...]
 #: Past every position: ``lookup``'s answer for an id with no slot.
-NOWHERE = flat.NOWHERE
-#: No NRT: these run inside tight loops (see :mod:`.element`). Typed Any
-#: because ``_nrt`` is a numba option its stubs' ``jit_options`` omits.
-_ELEMENT_OPTIONS: Any = {"_nrt": False}
+NOWHERE = options.NOWHERE
+#: No NRT: these run inside tight loops (see :mod:`.element`).
+_ELEMENT_OPTIONS = options.OVERLOAD_NO_NRT
 
 
 class KindModule(Protocol):
@@ -59,6 +58,12 @@ class KindModule(Protocol):
     def locate(self, index: Any, x: Int) -> np.uint64: ...
     def held(self, index: Any, slot: np.uint64, x: Int) -> np.uint32: ...
     def store(self, index: Any, slot: np.uint64, x: Int, p: Int) -> Bool: ...
+
+    # A kind whose PREFETCHES_SLOTS is True also defines prefetch_slot(index,
+    # x); the others have no slot address to prefetch, so no such function.
+    PREFETCHES_SLOTS: bool
+    LOOKS_AHEAD: bool
+
     def erase(self, index: Any, x: Int) -> None: ...
     def room(self, index: Any, n: Int, members: Int, top: Int) -> Index: ...
     def move(self, index: Any, grown: Any, dense: IntArray, n: Int) -> None: ...
@@ -337,6 +342,47 @@ def row_limit(index: Index) -> Int:
     return kind_of(index).row_limit(index)
 
 
+def prefetches_slots(index: Index) -> bool:
+    """Whether an id's slot is at an address known without a load (the
+    kind's ``PREFETCHES_SLOTS``), so a loop can prefetch it ahead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prefetches_slots(np.empty(4, np.uint32)), prefetches_slots(paged.empty())
+    (True, False)
+    """
+    return bool(kind_of(index).PREFETCHES_SLOTS)
+
+
+def looks_ahead(index: Index) -> bool:
+    """Whether a lookup is cheap enough for a loop to run one ahead of
+    itself, to prefetch a coming id's dense entry (the kind's
+    ``LOOKS_AHEAD``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> looks_ahead(np.empty(4, np.uint32)), looks_ahead(hashed.empty())
+    (True, False)
+    """
+    return bool(kind_of(index).LOOKS_AHEAD)
+
+
+def prefetch_slot(index: Index, x: Int) -> None:
+    """Start loading the slot of ``x``, where :func:`prefetches_slots`
+    (a no-op elsewhere). A hint: it changes nothing and never faults.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> prefetch_slot(np.empty(4, np.uint32), 3)
+    """
+    kind = kind_of(index)
+    if kind.PREFETCHES_SLOTS:
+        getattr(kind, "prefetch_slot")(index, x)  # noqa: B009 (not every kind)
+
+
 # The overloads and their implementations stay unannotated: numba requires
 # the two signatures to be equal, annotations included, and the one takes
 # numba types where the other takes values.
@@ -419,6 +465,35 @@ def _grow(index, dense, n, members, top):
 @overload(row_limit, jit_options=_ELEMENT_OPTIONS)
 def _row_limit(index):
     return _implementation(index, "row_limit")
+
+
+def _flag(index: types.Type, name: str) -> _Implementation:
+    """A kind's constant ``name``, compiled in as the answer for its type."""
+    kind = _kind_of_type(index)
+    if kind is None:
+        return None
+    answer = bool(getattr(kind, name))
+    return lambda index: answer
+
+
+@overload(prefetches_slots, jit_options=_ELEMENT_OPTIONS)
+def _prefetches_slots(index):
+    return _flag(index, "PREFETCHES_SLOTS")
+
+
+@overload(looks_ahead, jit_options=_ELEMENT_OPTIONS)
+def _looks_ahead(index):
+    return _flag(index, "LOOKS_AHEAD")
+
+
+@overload(prefetch_slot, jit_options=_ELEMENT_OPTIONS)
+def _prefetch_slot(index, x):
+    kind = _kind_of_type(index)
+    if kind is None:
+        return None
+    if kind.PREFETCHES_SLOTS:
+        return getattr(kind, "prefetch_slot")  # noqa: B009 (not every kind)
+    return lambda index, x: None
 
 
 @overload(from_parts, jit_options=_ELEMENT_OPTIONS)

@@ -20,7 +20,8 @@ from numba.core.typing.templates import Signature
 from numba.extending import intrinsic, overload
 from numpy.typing import NDArray
 
-from ._typing import OVERLOAD_NO_NRT, Int
+from ._typing import Int
+from .options import OVERLOAD_NO_NRT
 
 
 def prefetch(array: NDArray[Any], offset: Int) -> None:

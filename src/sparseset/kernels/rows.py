@@ -11,8 +11,9 @@ from numba import literal_unroll, njit
 from numpy.typing import NDArray
 
 from ._typing import Int, IntArray, typed_njit
-from .element import NO_NRT, find, swap_members
+from .element import find, swap_members
 from .kinds import Index
+from .options import NO_NRT
 
 #: A column as these kernels see it: 2-D, row ``p`` belonging to ``dense[p]``
 #: (stores pass their columns as unsigned words).

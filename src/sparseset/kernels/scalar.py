@@ -9,8 +9,9 @@ the single-id operation of :mod:`.element`, so the logic stays there.
 """
 
 from ._typing import Int, IntArray, typed_njit
-from .element import NO_NRT, claim, find, swap_remove
+from .element import claim, find, swap_remove
 from .kinds import Parts, from_parts
+from .options import NO_NRT
 
 
 @typed_njit(**NO_NRT)

@@ -26,8 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._typing import FlatIndex, Int, IntArray, typed_njit
-from .element import NO_NRT, find, swap_remove
+from .element import find, swap_remove
 from .marks import marked_count
+from .options import NO_NRT
 
 
 @typed_njit(**NO_NRT)
