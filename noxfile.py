@@ -45,7 +45,7 @@ def boundscheck(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff lint and format check, without rewriting anything."""
-    session.install("ruff")
+    session.install("-e", ".[lint]")
     session.run("ruff", "check", *LINT_PATHS)
     session.run("ruff", "format", "--check", *LINT_PATHS)
 
@@ -53,9 +53,10 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy on the package (settings in pyproject.toml)."""
-    # The package itself is installed so mypy sees numpy's and numba's types.
-    session.install("-e", ".", "mypy")
-    session.run("mypy", "src/sparseset")
+    # The package and every optional dependency are installed so mypy sees
+    # their types (numpy, numba, pyarrow, dask...); mypy's version is pinned.
+    session.install("-e", ".[test,lint]")
+    session.run("mypy")
 
 
 @nox.session
