@@ -153,11 +153,11 @@ def test_capacity_gives_ids_below_it_pages_at_once():
 
 def test_reserve_keeps_the_members_and_makes_room():
     s = SparseSet.from_ids([3, 2**40 + 3], index="paged")
-    index = s._arrays.sparse
-    grown = KINDS["paged"].reserve(index, 50_000)
+    index, dense = s._arrays.sparse, s._arrays.dense
+    grown = KINDS["paged"].reserve(index, dense, 2, 50_000)
     assert paged.rows(grown.pages) >= -(-50_000 // paged.PAGE_SIZE)
     assert [int(kinds.lookup(grown, x)) for x in (3, 2**40 + 3)] == [0, 1]
-    assert KINDS["paged"].reserve(grown, 50_000) is grown
+    assert KINDS["paged"].reserve(grown, dense, 2, 50_000) is grown
 
 
 # --------------------------------------------------------------------------

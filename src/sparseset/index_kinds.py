@@ -1,9 +1,13 @@
 """The three index kinds as the Python layer sees them.
 
-A set's *index* maps an id to its position in ``dense``; the kernels reach
-it through :mod:`sparseset.kernels.kinds`, and this module holds what the
-containers need around it: each kind's id range, the dtype of its members,
-how to allocate one, how much room it has and how many bytes it holds.
+A set's *index* maps an id to its position in ``dense``. Each kind is one
+module of :mod:`sparseset.kernels` (:mod:`~sparseset.kernels.flat`,
+:mod:`~sparseset.kernels.paged`, :mod:`~sparseset.kernels.hashed`) that
+says everything about it once: its name, id range and member dtype, what a
+capacity counts, how to make, size and reserve one, and the compiled
+operations :mod:`sparseset.kernels.kinds` dispatches on. This module builds
+the registry the containers use from those modules: :class:`IndexKind`
+reads a kind's facts from its module, and :data:`KINDS` lists them.
 
 ============  ==============  ====================================================
 kind          ids             memory
@@ -26,19 +30,17 @@ int64 ids), with up to 2x spare room from amortized growth.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from .kernels import flat, hashed, paged
-
-#: Positions are uint32 and 0xFFFFFFFF means "nowhere".
-MAX_MEMBERS = 2**32 - 1
+from .kernels import flat, grown_index, hashed, paged
 
 
 @dataclass(frozen=True)
 class IndexKind:
-    """One index kind: its name, id range, member dtype and allocation.
+    """One index kind, as its module in :mod:`sparseset.kernels` describes it.
 
     Examples
     --------
@@ -47,13 +49,43 @@ class IndexKind:
     (True, dtype('int64'))
     """
 
-    name: str
-    #: Ids live in [0, limit).
-    limit: int
-    #: The dtype of ``dense``: the narrowest that holds every id in range.
-    id_dtype: np.dtype
-    #: Largest ``capacity`` a set of this kind accepts.
-    max_capacity: int
+    module: ModuleType
+
+    @property
+    def name(self) -> str:
+        """What ``SparseSet(index=...)`` calls it."""
+        name: str = self.module.NAME
+        return name
+
+    @property
+    def limit(self) -> int:
+        """Ids live in ``[0, limit)``."""
+        limit: int = self.module.LIMIT
+        return limit
+
+    @property
+    def id_dtype(self) -> np.dtype[Any]:
+        """The dtype of ``dense``: the narrowest that holds every id in range."""
+        dtype: np.dtype[Any] = self.module.ID_DTYPE
+        return dtype
+
+    @property
+    def max_capacity(self) -> int:
+        """Largest ``capacity`` a set of this kind accepts."""
+        most: int = self.module.MAX_CAPACITY
+        return most
+
+    @property
+    def counts_ids(self) -> bool:
+        """Whether a capacity counts ids of the space (flat: the index spans
+        ``[0, capacity)``) rather than members.
+
+        Examples
+        --------
+        >>> KINDS["flat"].counts_ids, KINDS["hash"].counts_ids
+        (True, False)
+        """
+        return bool(self.module.CAPACITY_COUNTS_IDS)
 
     @property
     def range_text(self) -> str:
@@ -68,30 +100,32 @@ class IndexKind:
         >>> KINDS["flat"].new(10).shape
         (10,)
         """
-        if self.name == "flat":
-            return np.empty(capacity, np.uint32)
-        if self.name == "paged":
-            return paged.empty(capacity)
-        return hashed.empty(capacity)
+        return self.module.empty(capacity)
 
-    def reserve(self, index: Any, members: int) -> Any:
-        """``index`` with room for ``members`` members before it grows, for
-        :meth:`SparseSet.reserve <sparseset.SparseSet.reserve>`: for paged,
-        pages for that many clustered ids, which ids below ``members`` take
-        at once (:func:`sparseset.kernels.paged.reserved`); itself if it has
-        the room. Flat and hash indexes grow through
-        :func:`sparseset.kernels.grown_index` and come back as they are.
+    def sized(self, capacity: int, members: int) -> Any:
+        """An empty index for a set of ``capacity`` that will hold ``members``:
+        sized by whichever of the two this kind's capacity counts.
+
+        Examples
+        --------
+        >>> KINDS["flat"].sized(100, 3).shape
+        (100,)
+        """
+        return self.new(capacity if self.counts_ids else members)
+
+    def reserve(self, index: Any, dense: np.ndarray, n: int, capacity: int) -> Any:
+        """``index`` with room for ``capacity``: a new index (keeping the
+        positions of ``dense[:n]``), or itself if it has the room already.
 
         Examples
         --------
         >>> kind = KINDS["paged"]
-        >>> small = kind.new(0); big = kind.reserve(small, 100_000)
-        >>> big is small, kind.reserve(big, 100_000) is big
+        >>> small = kind.new(0); dense = np.empty(0, np.int64)
+        >>> big = kind.reserve(small, dense, 0, 100_000)
+        >>> big is small, kind.reserve(big, dense, 0, 100_000) is big
         (False, True)
         """
-        if self.name == "paged":
-            return paged.reserved(index, members)
-        return index
+        return self.module.reserve(index, dense, n, capacity, grown_index)
 
     def capacity(self, index: Any, dense: np.ndarray) -> int:
         """What fits without growing: ids below it (flat), else members.
@@ -102,12 +136,8 @@ class IndexKind:
         >>> kind.capacity(kind.new(100), np.empty(100, np.int64))
         100
         """
-        if self.name == "flat":
-            return int(index.shape[0])
-        if self.name == "paged":
-            return int(dense.shape[0])
-        room = index.table.shape[0] * hashed.LOAD_NUM // hashed.LOAD_DEN
-        return min(int(dense.shape[0]), room)
+        room: int = self.module.capacity(index, dense)
+        return room
 
     def row_limit(self, index: Any) -> int:
         """The most members a set on ``index`` can hold.
@@ -117,7 +147,7 @@ class IndexKind:
         >>> KINDS["flat"].row_limit(np.empty(10, np.uint32))
         10
         """
-        return int(index.shape[0]) if self.name == "flat" else MAX_MEMBERS
+        return int(self.module.row_limit(index))
 
     def check_capacity(self, capacity: Any) -> int:
         """``capacity`` as an int, or ``TypeError``/``ValueError`` saying why not.
@@ -131,18 +161,18 @@ class IndexKind:
         """
         if isinstance(capacity, bool) or not isinstance(capacity, int | np.integer):
             raise TypeError(f"capacity must be an integer, not {capacity!r}")
-        capacity = int(capacity)
-        if not 0 <= capacity <= self.max_capacity:
-            if self.name == "flat":
+        value = int(capacity)
+        if not 0 <= value <= self.max_capacity:
+            if self.counts_ids:
                 raise ValueError(
-                    f"capacity = {capacity} is outside [0, 2**31], the flat "
+                    f"capacity = {value} is outside [0, 2**31], the {self.name} "
                     "index's range"
                 )
             raise ValueError(
-                f"capacity = {capacity} is outside [0, 2**32 - 1]: a {self.name} "
+                f"capacity = {value} is outside [0, 2**32 - 1]: a {self.name} "
                 "index holds at most 2**32 - 1 members"
             )
-        return capacity
+        return value
 
     def hint(self, top: int) -> str:
         """The sentence for an id past this kind's range: which kind takes it.
@@ -159,10 +189,8 @@ class IndexKind:
 
 
 #: The index kinds by name, narrowest range first.
-KINDS = {
-    "flat": IndexKind("flat", flat.LIMIT, np.dtype(np.int32), flat.LIMIT),
-    "paged": IndexKind("paged", paged.LIMIT, np.dtype(np.int64), MAX_MEMBERS),
-    "hash": IndexKind("hash", hashed.LIMIT, np.dtype(np.int64), MAX_MEMBERS),
+KINDS: dict[str, IndexKind] = {
+    module.NAME: IndexKind(module) for module in (flat, paged, hashed)
 }
 
 

@@ -141,7 +141,8 @@ class SparseSet(MutableSet[int]):
     index : {"flat", "paged", "hash"}, optional
         How ids map to positions. ``"flat"`` (the default, fastest) is one
         uint32 slot per id of ``[0, capacity)``, for ids in ``[0, 2**31)``;
-        ``"paged"`` allocates pages of 4096 slots as ids touch them, for
+        ``"paged"`` is a radix tree whose leaves grow with their ids into
+        pages of 4096 slots, for
         clustered ids in ``[0, 2**48)``; ``"hash"`` is an open-addressing
         table whose memory follows the members, for any ids in
         ``[0, 2**63)``. Same API and results for all three; see
@@ -235,7 +236,7 @@ class SparseSet(MutableSet[int]):
         ``members`` members (and, for flat, ids below ``capacity``)."""
         kind = self._kind
         out = type(self).__new__(type(self))
-        index = kind.new(capacity if kind.name == "flat" else members)
+        index = kind.sized(capacity, members)
         rows = min(members, kind.row_limit(index))
         out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
         out._kind = kind
@@ -294,8 +295,8 @@ class SparseSet(MutableSet[int]):
         """Bytes held by the set's arrays: its index and ``dense``.
 
         Per member, at 1M members: flat 4 bytes per id of the whole space
-        plus 4 per member; paged about 16 KiB per touched page of 4096 ids
-        plus 8 per member; hash about 32 bytes plus 8 (see
+        plus 4 per member; paged 4 bytes per id of each filled 4096-id block
+        (sparser blocks less) plus 8 per member; hash about 32 bytes plus 8 (see
         :mod:`sparseset.index_kinds`).
 
         Examples
@@ -323,21 +324,10 @@ class SparseSet(MutableSet[int]):
         kind = self._kind
         capacity = kind.check_capacity(capacity)
         a = self._arrays
-        if kind.name == "flat":
-            if capacity > a.sparse.shape[0]:
-                self._grow_index(capacity, capacity - 1)
-        elif kind.name == "hash":
-            if capacity > kind.capacity(a.sparse, a.dense):
-                self._grow_index(capacity, 0)
-        else:
-            paged = kernels.paged
-            rows = paged.FIRST_PAGE + -(-capacity // paged.PAGE_SIZE)
-            pages = a.sparse.pages
-            if paged.rows(pages) < rows:
-                room = np.empty(rows * paged.PAGE_SIZE, pages.dtype)
-                room[: pages.shape[0]] = pages
-                a.sparse = a.sparse._replace(pages=room)
-                a.epoch += 1
+        reserved = kind.reserve(a.sparse, a.dense, a.n, capacity)
+        if reserved is not a.sparse:
+            a.sparse = reserved
+            a.epoch += 1
         self._grow_dense(capacity)
 
     def _grow_index(self, members: int, top: int, n: int | None = None) -> None:
@@ -865,7 +855,8 @@ class SparseSet(MutableSet[int]):
         the probes save (one L2 hit each where the index takes two misses,
         intersecting 1M ids in a 4M space 1.5x faster)."""
         a = self._arrays
-        if self._kind.name != "flat" or a.n > 2 * probes:
+        # Only an index spanning the id space bounds the bitmap's length.
+        if not self._kind.counts_ids or a.n > 2 * probes:
             return None
         words = -(-a.sparse.shape[0] // 64)
         if 8 * words > 4 * (probes + a.n):

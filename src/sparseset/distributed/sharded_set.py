@@ -673,7 +673,7 @@ def _end(block: np.ndarray) -> np.ndarray:
 def _capacity(kind: IndexKind, layout: Layout) -> int | None:
     """A new shard's capacity: a range shard's block for the flat index,
     else left to the runs it is built from (None)."""
-    if kind.name == "flat":
+    if kind.counts_ids:
         return min(layout.width, kind.max_capacity) if layout.by == "range" else 0
     return None
 

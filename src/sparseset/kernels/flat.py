@@ -9,14 +9,24 @@ These are the flat versions of the operations :mod:`.kinds` dispatches on;
 call them through it.
 """
 
+from typing import Any
+
 import numpy as np
 from numba.extending import register_jitable
 
 from .options import NOWHERE
 from .prefetch import prefetch
 
+#: The kind's name, as ``SparseSet(index=...)`` takes it.
+NAME = "flat"
 #: Ids the flat index can take: [0, LIMIT).
 LIMIT = 2**31
+#: ``dense``'s dtype: the narrowest that holds every id in range.
+ID_DTYPE = np.dtype(np.int32)
+#: A capacity counts ids of the space (``[0, capacity)``), not members.
+CAPACITY_COUNTS_IDS = True
+#: The largest capacity a flat set takes: the whole range.
+MAX_CAPACITY = LIMIT
 #: A slot's address follows from the id alone (it is the offset), so an
 #: add loop can prefetch the slots of ids ahead (see ``prefetch_slot``).
 PREFETCHES_SLOTS = True
@@ -37,6 +47,46 @@ def lookup_many(index, ids, start, stop, out):
     """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``."""
     for k in range(start, stop):
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
+
+
+def empty(capacity: int = 0) -> np.ndarray:
+    """A flat index for ids in ``[0, capacity)``: garbage until written.
+
+    Examples
+    --------
+    >>> empty(10).shape
+    (10,)
+    """
+    return np.empty(capacity, np.uint32)
+
+
+def capacity(index: np.ndarray, dense: np.ndarray) -> int:
+    """What fits without growing: the ids below the index's length.
+
+    Examples
+    --------
+    >>> capacity(empty(10), np.empty(4, np.int32))
+    10
+    """
+    return int(index.shape[0])
+
+
+def reserve(
+    index: np.ndarray, dense: np.ndarray, n: int, capacity: int, regrow: Any
+) -> np.ndarray:
+    """``index`` covering ids below ``capacity``: regrown (keeping the
+    positions of ``dense[:n]``) by ``regrow``, the batch kernel
+    ``grown_index``, if it is shorter; else itself.
+
+    Examples
+    --------
+    >>> ix = empty(4); reserve(ix, np.empty(4, np.int32), 0, 3, None) is ix
+    True
+    """
+    if capacity <= index.shape[0]:
+        return index
+    grown: np.ndarray = regrow(index, dense, n, capacity, capacity - 1)
+    return grown
 
 
 @register_jitable

@@ -52,8 +52,16 @@ PREFETCHES_SLOTS = True
 #: costs more than the misses it hides (1M adds: 0.85x the time without).
 LOOKS_AHEAD = False
 
+#: The kind's name, as ``SparseSet(index=...)`` takes it.
+NAME = "hash"
 #: Ids the hash index can take: [0, LIMIT).
 LIMIT = 2**63
+#: ``dense``'s dtype: the narrowest that holds every id in range.
+ID_DTYPE = np.dtype(np.int64)
+#: A capacity counts members: the table follows them, not the id space.
+CAPACITY_COUNTS_IDS = False
+#: The largest capacity a hash set takes (see :mod:`.options`).
+MAX_CAPACITY = MAX_MEMBERS
 #: A key word holding this is a free slot (keys are stored as ``~id < 0``).
 EMPTY = 0
 #: The table grows past this fill: used * LOAD_DEN > slots * LOAD_NUM.
@@ -138,6 +146,37 @@ def empty(members: int = 0, seed: int | None = None) -> HashIndex:
 _M64 = (1 << 64) - 1
 #: 2**64 / golden ratio, odd: Fibonacci hashing's multiplier.
 GOLDEN = 0x9E3779B97F4A7C15
+
+
+def capacity(index: HashIndex, dense: np.ndarray) -> int:
+    """What fits without growing: members ``dense`` has rows for and the
+    table has room for at its load limit.
+
+    Examples
+    --------
+    >>> capacity(empty(100), np.empty(100, np.int64))
+    100
+    """
+    room = int(index.table.shape[0]) * LOAD_NUM // LOAD_DEN
+    return min(int(dense.shape[0]), room)
+
+
+def reserve(
+    index: HashIndex, dense: np.ndarray, n: int, members: int, regrow: Any
+) -> HashIndex:
+    """``index`` with room for ``members``: rehashed into a larger table
+    (keeping the positions of ``dense[:n]``) by ``regrow``, the batch kernel
+    ``grown_index``, if it has less; else itself.
+
+    Examples
+    --------
+    >>> ix = empty(100); reserve(ix, np.empty(100, np.int64), 0, 50, None) is ix
+    True
+    """
+    if members <= capacity(index, dense):
+        return index
+    grown: HashIndex = regrow(index, dense, n, members, 0)
+    return grown
 
 
 def home(key: Any, seed: Any, shift: Any) -> np.uint64:

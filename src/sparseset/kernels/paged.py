@@ -50,13 +50,23 @@ These are the paged versions of the operations :mod:`.kinds` dispatches on;
 call them through it.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba.extending import register_jitable
 
+from .options import MAX_MEMBERS
+
+#: The kind's name, as ``SparseSet(index=...)`` takes it.
+NAME = "paged"
 #: Ids the paged index can take: [0, LIMIT).
 LIMIT = 2**48
+#: ``dense``'s dtype: the narrowest that holds every id in range.
+ID_DTYPE = np.dtype(np.int64)
+#: A capacity counts members (clustered ids get pages for that many).
+CAPACITY_COUNTS_IDS = False
+#: The largest capacity a paged set takes (see :mod:`.options`).
+MAX_CAPACITY = MAX_MEMBERS
 #: A slot's address needs the directory walked (loads) first: add loops
 #: neither prefetch slots ahead nor look ahead for dense entries.
 PREFETCHES_SLOTS = False
@@ -65,9 +75,6 @@ LOOKS_AHEAD = False
 PAGE_BITS = 12
 #: Slots of a full leaf (a page), and entries of a full directory node.
 PAGE_SIZE = 1 << PAGE_BITS
-#: The row of ``PAGE_SIZE`` slots ahead of the pages in ``SparseSet.reserve``'s
-#: arithmetic (the null slot needs one slot of it; :func:`reserved` is exact).
-FIRST_PAGE = 1
 #: Directory entries ahead of the nodes: the null node and the root's entry.
 FIRST_NODE = 2
 #: Where the root's entry lives in ``directory``.
@@ -142,6 +149,33 @@ def empty(members: int = 0) -> PagedIndex:
     # As a flat index of that capacity would: ids below it fill pages.
     used[USED_FULL_BELOW] = blocks
     return PagedIndex(directory, np.empty(slots, np.uint32), used)
+
+
+def capacity(index: PagedIndex, dense: np.ndarray) -> int:
+    """What fits without growing: the members ``dense`` has rows for (the
+    pools grow on their own as ids touch new blocks).
+
+    Examples
+    --------
+    >>> capacity(empty(), np.empty(7, np.int64))
+    7
+    """
+    return int(dense.shape[0])
+
+
+def reserve(
+    index: PagedIndex, dense: np.ndarray, n: int, members: int, regrow: Any
+) -> PagedIndex:
+    """``index`` with pools for ``members`` clustered ids (:func:`reserved`);
+    the members keep their slots, so ``dense``, ``n`` and ``regrow`` are not
+    needed here.
+
+    Examples
+    --------
+    >>> ix = empty(); reserve(ix, np.empty(0, np.int64), 0, 10_000, None) is ix
+    False
+    """
+    return reserved(index, members)
 
 
 def reserved(index: PagedIndex, members: int) -> PagedIndex:
@@ -679,5 +713,5 @@ def move(index, grown, dense, n):
 
 @register_jitable
 def row_limit(index):
-    """Most members a set can hold: positions are uint32, 0xFFFFFFFF is NOWHERE."""
-    return 0xFFFFFFFF
+    """Most members a set can hold (see :mod:`.options`)."""
+    return MAX_MEMBERS
