@@ -20,9 +20,11 @@ from hypothesis import HealthCheck, settings
 #: test instead of corrupting memory.
 BOUNDS_CHECKED = {
     "test_cpython_set.py",
+    "test_hashed.py",
     "test_index_kinds.py",
     "test_jit.py",
     "test_kernels.py",
+    "test_paged.py",
     "test_set_array.py",
     "test_sparse_set.py",
     "test_sparse_set_state.py",

@@ -506,14 +506,18 @@ class SparseSetMachine(RuleBasedStateMachine):
             assert used * 2 <= table.shape[0]  # never past the load limit
             assert set(self.model) <= set(keys.tolist())
         if self.kind == "paged":
-            nodes, pages, depth = (int(x) for x in index.used)
-            assert 2 <= nodes <= kernels.paged.rows(index.directory)
-            assert 1 <= pages <= kernels.paged.rows(index.pages)
+            paged, used = kernels.paged, index.used
+            # the pools hold what they handed out, and the live part of it
+            live = paged.FIRST_NODE + used[paged.USED_LIVE_NODES]
+            assert live <= used[paged.USED_NODES] <= index.directory.shape[0]
+            live = paged.FIRST_SLOT + used[paged.USED_LIVE_SLOTS]
+            assert live <= used[paged.USED_SLOTS] <= index.pages.shape[0]
             # the directory is deep enough for every member (it never shrinks)
+            depth = int(used[paged.USED_DEPTH])
             assert 1 <= depth <= 3
             assert max(self.model, default=0) < 2 ** (12 * (depth + 1))
             # the null node stays empty
-            assert not index.directory[: kernels.paged.PAGE_SIZE].any()
+            assert index.directory[0] == 0
         assert self.s.nbytes >= sum(
             array.nbytes for array in (index if isinstance(index, tuple) else [index])
         )
