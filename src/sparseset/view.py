@@ -123,7 +123,8 @@ class View:
             rows = {name: row[at] for name, row in rows.items()}
             rows.setdefault(smallest.name, at)
             rows[store.name] = found
-        rows.setdefault(smallest.name, np.arange(keys.shape[0], dtype=np.int64))
+        if smallest.name not in rows:  # no other store probed: rows in order
+            rows[smallest.name] = np.arange(keys.shape[0], dtype=np.int64)
         for store in exclude:
             inside = store._contain_keys(keys)
             if inside.any():
