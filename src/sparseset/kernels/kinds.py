@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from . import flat, hashed, options, paged
 from ._typing import Bool, FlatIndex, Int, IntArray
 from .hashed import HashIndex
+from .options import OVERLOAD_NO_NRT
 from .paged import PagedIndex
 
 #: An index of any kind.
@@ -37,8 +38,6 @@ Index: TypeAlias = FlatIndex | PagedIndex | HashIndex
 Parts: TypeAlias = FlatIndex | tuple[NDArray[Any], ...]
 #: Past every position: ``lookup``'s answer for an id with no slot.
 NOWHERE = options.NOWHERE
-#: No NRT: these run inside tight loops (see :mod:`.element`).
-_ELEMENT_OPTIONS = options.OVERLOAD_NO_NRT
 
 
 class KindModule(Protocol):
@@ -388,42 +387,42 @@ def prefetch_slot(index: Index, x: Int) -> None:
 # numba types where the other takes values.
 
 
-@overload(lookup, jit_options=_ELEMENT_OPTIONS)
+@overload(lookup, jit_options=OVERLOAD_NO_NRT)
 def _lookup(index, x):
     return _implementation(index, "lookup")
 
 
-@overload(lookup_many, jit_options=_ELEMENT_OPTIONS)
+@overload(lookup_many, jit_options=OVERLOAD_NO_NRT)
 def _lookup_many(index, ids, start, stop, out):
     return _implementation(index, "lookup_many")
 
 
-@overload(accepts, jit_options=_ELEMENT_OPTIONS)
+@overload(accepts, jit_options=OVERLOAD_NO_NRT)
 def _accepts(index, x):
     return _implementation(index, "accepts")
 
 
-@overload(in_range, jit_options=_ELEMENT_OPTIONS)
+@overload(in_range, jit_options=OVERLOAD_NO_NRT)
 def _in_range(index, x):
     return _implementation(index, "in_range")
 
 
-@overload(locate, jit_options=_ELEMENT_OPTIONS)
+@overload(locate, jit_options=OVERLOAD_NO_NRT)
 def _locate(index, x):
     return _implementation(index, "locate")
 
 
-@overload(held, jit_options=_ELEMENT_OPTIONS)
+@overload(held, jit_options=OVERLOAD_NO_NRT)
 def _held(index, slot, x):
     return _implementation(index, "held")
 
 
-@overload(store, jit_options=_ELEMENT_OPTIONS)
+@overload(store, jit_options=OVERLOAD_NO_NRT)
 def _store(index, slot, x, p):
     return _implementation(index, "store")
 
 
-@overload(insert, jit_options=_ELEMENT_OPTIONS)
+@overload(insert, jit_options=OVERLOAD_NO_NRT)
 def _insert(index, x, p):
     if _kind_of_type(index) is None:
         return None
@@ -434,7 +433,7 @@ def _insert(index, x, p):
     return impl
 
 
-@overload(erase, jit_options=_ELEMENT_OPTIONS)
+@overload(erase, jit_options=OVERLOAD_NO_NRT)
 def _erase(index, x):
     return _implementation(index, "erase")
 
@@ -462,7 +461,7 @@ def _grow(index, dense, n, members, top):
     return impl
 
 
-@overload(row_limit, jit_options=_ELEMENT_OPTIONS)
+@overload(row_limit, jit_options=OVERLOAD_NO_NRT)
 def _row_limit(index):
     return _implementation(index, "row_limit")
 
@@ -476,17 +475,17 @@ def _flag(index: types.Type, name: str) -> _Implementation:
     return lambda index: answer
 
 
-@overload(prefetches_slots, jit_options=_ELEMENT_OPTIONS)
+@overload(prefetches_slots, jit_options=OVERLOAD_NO_NRT)
 def _prefetches_slots(index):
     return _flag(index, "PREFETCHES_SLOTS")
 
 
-@overload(looks_ahead, jit_options=_ELEMENT_OPTIONS)
+@overload(looks_ahead, jit_options=OVERLOAD_NO_NRT)
 def _looks_ahead(index):
     return _flag(index, "LOOKS_AHEAD")
 
 
-@overload(prefetch_slot, jit_options=_ELEMENT_OPTIONS)
+@overload(prefetch_slot, jit_options=OVERLOAD_NO_NRT)
 def _prefetch_slot(index, x):
     kind = _kind_of_type(index)
     if kind is None:
@@ -496,7 +495,7 @@ def _prefetch_slot(index, x):
     return lambda index, x: None
 
 
-@overload(from_parts, jit_options=_ELEMENT_OPTIONS)
+@overload(from_parts, jit_options=OVERLOAD_NO_NRT)
 def _from_parts(parts):
     if isinstance(parts, types.Array):
         return lambda parts: parts
