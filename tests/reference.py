@@ -217,6 +217,16 @@ def index(sparse, dense, n, ids, out):
     return _may_be_negative(ids)
 
 
+def join_rows(keys, sparse, dense, n, rows, found):
+    pos = {x: k for k, x in enumerate(member_list(sparse, dense, n))}
+    m = 0
+    for k, x in enumerate(as_ints(keys)):
+        if x in pos:
+            rows[m], found[m] = k, pos[x]
+            m += 1
+    return m
+
+
 def first_mismatch(sparse, dense, n, ids, want_member):
     present = set(member_list(sparse, dense, n))
     for k, x in enumerate(as_ints(ids)):

@@ -346,6 +346,23 @@ def test_queries(kernel, state, data):
     np.testing.assert_array_equal(ids, before)
 
 
+@given(states(), st.data())
+def test_join_rows(state, data):
+    keys = data.draw(id_arrays(state.capacity, negatives=False))
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    rows, found = np.empty(len(keys), np.uint32), np.empty(len(keys), np.uint32)
+    m = kernels.batch.join_rows(keys, state.sparse, state.dense, state.n, rows, found)
+    want_rows, want_found = np.empty_like(rows), np.empty_like(found)
+    want = reference.join_rows(
+        keys, state.sparse, state.dense, state.n, want_rows, want_found
+    )
+    assert int(m) == want
+    np.testing.assert_array_equal(rows[:m], want_rows[:want])
+    np.testing.assert_array_equal(found[:m], want_found[:want])
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+
+
 @given(states(), st.data(), st.booleans())
 def test_first_mismatch(state, data, want_member):
     if want_member and state.members() and data.draw(st.booleans()):

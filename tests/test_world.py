@@ -17,6 +17,7 @@ from sparseset import (
     UnknownComponentError,
     View,
     World,
+    entity_store,
 )
 from sparseset.world import LAST_GENERATION
 
@@ -405,6 +406,29 @@ def test_view_rows_let_a_system_update_exactly_the_matches():
     pos, vel = w["pos"]["pos"], w["vel"]["vel"]
     pos[v.rows("pos")] += vel[v.rows("vel")]
     assert w.get("pos", e)["pos"].tolist() == [[0, 0], [1, 2], [0, 0], [3, 4], [0, 0]]
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_view_rows_are_uint32_and_the_same_on_either_lookup_path(monkeypatch, threaded):
+    # Big batches join through the threaded lookup, small ones through the
+    # one-pass kernel: both must answer alike, in the documented dtype.
+    monkeypatch.setattr(entity_store, "threaded", lambda keys: threaded)
+    w, e = make_world(40)
+    rng = np.random.default_rng(7)
+    w.add("pos", rng.permutation(e), pos=0.0)
+    w.add("vel", rng.permutation(e)[:25], vel=1.0)
+    w.add("hp", rng.permutation(e)[:30], hp=1)
+    w.add("frozen", e[::3])
+    v = w.view("pos", "vel", "hp", exclude="frozen")
+    ids = v.ids
+    # in the order of the smallest included store, vel
+    want = [h for h in w["vel"].ids.tolist() if h in w["pos"] and h in w["hp"]]
+    assert ids.tolist() == [h for h in want if h not in w["frozen"]]
+    for name in ("pos", "vel", "hp"):
+        rows = v.rows(name)
+        assert rows.dtype == np.uint32
+        assert w[name].ids[rows].tolist() == ids.tolist()
+    assert len(v) == len(ids)
 
 
 def test_a_view_reflects_later_changes_when_asked_again():

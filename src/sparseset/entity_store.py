@@ -37,6 +37,7 @@ from . import kernels
 from ._ids import as_ids, one_id
 from .entities import INDEX_LIMIT, Entities, where
 from .index_kinds import KINDS
+from .kernels.options import ROW
 from .sparse_set import _Arrays, threaded
 from .store import ComponentStore
 
@@ -381,9 +382,10 @@ class EntityStore(ComponentStore):
         rows: np.ndarray = self._keys.index(keys)
         return rows
 
-    def _join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The members among ``keys`` (valid entity indexes, in order), the
-        position in ``keys`` of each, and its row here.
+    def _join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the members among ``keys`` (valid entity indexes) are: their
+        positions in ``keys``, in order, and their rows here (both
+        :data:`~sparseset.kernels.options.ROW`).
 
         A batch the containers would look up on several threads takes
         their threaded lookup; a smaller one (or one thread) the one-pass
@@ -392,14 +394,13 @@ class EntityStore(ComponentStore):
         if threaded(keys):
             found = self._index_keys(keys)
             at = np.flatnonzero(found >= 0)
-            return keys[at], at, found[at]
+            return at.astype(ROW), found[at].astype(ROW)
         count = keys.shape[0]
-        matched = np.empty(count, keys.dtype)
-        at = np.empty(count, np.int64)
-        rows = np.empty(count, np.int64)
+        at = np.empty(count, ROW)
+        rows = np.empty(count, ROW)
         a = self._state()
-        m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, matched, at, rows)
-        return matched[:m], at[:m], rows[:m]
+        m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, at, rows)
+        return at[:m], rows[:m]
 
     def _own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on."""

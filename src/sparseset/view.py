@@ -17,6 +17,7 @@ import numpy as np
 
 from .entities import Entities
 from .entity_store import EntityStore
+from .kernels.options import ROW
 
 
 class Views(Protocol):
@@ -56,7 +57,8 @@ class View:
         "_include",
         "_included",
         "_key",
-        "_keys",
+        "_members",
+        "_order",
         "_rows",
         "_world",
     )
@@ -75,7 +77,8 @@ class View:
         self._include = tuple(store.name for store in include)
         self._exclude = tuple(store.name for store in exclude)
         self._key: tuple[Any, ...] | None = None
-        self._keys = np.empty(0, np.int64)
+        self._members = np.empty(0, np.int64)
+        self._order = np.empty(0, ROW)
         self._ids: np.ndarray | None = None
         self._rows: dict[str, np.ndarray] = {}
 
@@ -112,30 +115,36 @@ class View:
         if key == self._key:
             return
         smallest = min(include, key=len)
-        keys = smallest._members()
+        members = smallest._members()
         rows: dict[str, np.ndarray] = {}
         # Probe store by store, keeping only the survivors: each probe is
-        # over fewer candidates than the last.
+        # over fewer candidates than the last. The survivors' keys are
+        # gathered only for a further probe: a two-store view never needs
+        # them unless its handles are asked for.
         for store in include:
             if store is smallest:
                 continue
-            keys, at, found = store._join_keys(keys)
+            keys = members[rows[smallest.name]] if rows else members
+            at, found = store._join_keys(keys)
             rows = {name: row[at] for name, row in rows.items()}
             rows.setdefault(smallest.name, at)
             rows[store.name] = found
         if smallest.name not in rows:  # no other store probed: rows in order
-            rows[smallest.name] = np.arange(keys.shape[0], dtype=np.int64)
-        for store in exclude:
-            inside = store._contain_keys(keys)
-            if inside.any():
-                keep = ~inside
-                keys = keys[keep]
-                rows = {name: row[keep] for name, row in rows.items()}
+            rows[smallest.name] = np.arange(members.shape[0], dtype=ROW)
+        if exclude:
+            keys = members[rows[smallest.name]]
+            for store in exclude:
+                inside = store._contain_keys(keys)
+                if inside.any():
+                    keep = ~inside
+                    keys = keys[keep]
+                    rows = {name: row[keep] for name, row in rows.items()}
         for row in rows.values():
             row.flags.writeable = False
         # Handles are made when asked for: a system that only needs rows
-        # skips a random gather over the generations.
-        self._keys, self._rows, self._ids, self._key = keys, rows, None, key
+        # skips the gather of keys and a random one over the generations.
+        self._members, self._order = members, rows[smallest.name]
+        self._rows, self._ids, self._key = rows, None, key
 
     @property
     def ids(self) -> np.ndarray:
@@ -151,7 +160,7 @@ class View:
         """
         self._join()
         if self._ids is None:
-            self._ids = self._entities.handles(self._keys)
+            self._ids = self._entities.handles(self._members[self._order])
             self._ids.flags.writeable = False
         return self._ids
 
@@ -159,7 +168,10 @@ class View:
         """The dense row of each match in component ``name``'s store.
 
         Aligned with :attr:`ids`: ``w[name][column][v.rows(name)]`` are the
-        matches' values, in the view's order.
+        matches' values, in the view's order. Rows are ``uint32``, the
+        dtype of a position in a set (which holds fewer than ``2**32``
+        members): half the bytes of ``intp`` for a system to read, and
+        numba indexes with them without a negative-index check.
 
         Examples
         --------
@@ -181,7 +193,7 @@ class View:
 
     def __len__(self) -> int:
         self._join()
-        return int(self._keys.shape[0])
+        return int(self._order.shape[0])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())

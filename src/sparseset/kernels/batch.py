@@ -379,14 +379,15 @@ find_all, find_all_parallel = serial_and_parallel(find_all)
 
 
 @njit(**NO_NRT)
-def join_rows(keys, sparse, dense, n, matched, rows, found):
-    """The ids of ``keys`` that are members, with where they are on both sides.
+def join_rows(keys, sparse, dense, n, rows, found):
+    """Where the members among ``keys`` are, in ``keys`` and in the set.
 
     For each k in order whose ``keys[k]`` is in ``(sparse, dense, n)``,
-    appends ``keys[k]`` to ``matched``, k to ``rows`` and its dense position
-    to ``found`` (each as long as ``keys``); returns how many matched. One
-    pass for a view's join of two stores, where a lookup, a mask and three
-    compactions each re-read the batch. On a flat index it prefetches as
+    appends k to ``rows`` and its dense position to ``found`` (each as long
+    as ``keys``); returns how many matched. One pass for a view's join of
+    two stores, where a lookup, a mask and compactions each re-read the
+    batch; the matched keys themselves are ``keys[rows]``, gathered only by
+    a caller that needs them. On a flat index it prefetches as
     :func:`upsert_ahead` does.
 
     Examples
@@ -394,11 +395,11 @@ def join_rows(keys, sparse, dense, n, matched, rows, found):
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
     >>> n, _ = add(sparse, dense, 0, np.array([5, 2, 7]), 0)
-    >>> keys = np.array([7, 3, 5]); matched = np.empty(3, keys.dtype)
-    >>> rows = np.empty(3, np.int64); found = np.empty(3, np.int64)
-    >>> m = join_rows(keys, sparse, dense, n, matched, rows, found)
-    >>> matched[:m].tolist(), rows[:m].tolist(), found[:m].tolist()
-    ([7, 5], [0, 2], [2, 0])
+    >>> keys = np.array([7, 3, 5])
+    >>> rows = np.empty(3, np.uint32); found = np.empty(3, np.uint32)
+    >>> m = join_rows(keys, sparse, dense, n, rows, found)
+    >>> rows[:m].tolist(), found[:m].tolist()
+    ([0, 2], [2, 0])
     """
     m = 0
     if keys.shape[0] == 0:
@@ -410,11 +411,9 @@ def join_rows(keys, sparse, dense, n, matched, rows, found):
         if looks_ahead(sparse):
             c = lookup(sparse, keys[min(u + np.uint64(ADD_AHEAD // 2), last)])
             prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
-        x = keys[u]
-        p = find(sparse, dense, n, x)
+        p = find(sparse, dense, n, keys[u])
         if p >= 0:
             j = np.uint64(m)
-            matched[j] = x
             rows[j] = k
             found[j] = p
             m += 1

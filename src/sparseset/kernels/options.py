@@ -1,8 +1,9 @@
 """What every kernel module shares: compile options and the position sentinel.
 
-Positions in ``dense`` are uint32, and :data:`NOWHERE` (their largest value)
-is the answer for "no position", so a set holds at most
-:data:`MAX_MEMBERS` members whatever its index kind.
+Positions in ``dense`` are uint32 (:data:`ROW`, also the dtype of a view's
+rows), and :data:`NOWHERE` (their largest value) is the answer for "no
+position", so a set holds at most :data:`MAX_MEMBERS` members whatever its
+index kind.
 
 The kernels that run inside tight loops are compiled without NRT
 (:data:`NO_NRT`): they never allocate, and without reference counting
@@ -13,8 +14,8 @@ Both are typed ``Any``: numba's stubs do not list ``_nrt``.
 
 Examples
 --------
->>> int(NOWHERE) == MAX_MEMBERS, NO_NRT
-(True, {'cache': True, '_nrt': False})
+>>> int(NOWHERE) == MAX_MEMBERS, ROW, NO_NRT
+(True, dtype('uint32'), {'cache': True, '_nrt': False})
 """
 
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 #: ``lookup``'s answer for an id with no position: past every position.
+ROW = np.dtype(np.uint32)
 NOWHERE = np.uint32(0xFFFFFFFF)
 #: Most members a set can hold: every uint32 position but NOWHERE.
 MAX_MEMBERS = int(NOWHERE)
@@ -30,4 +32,4 @@ NO_NRT: Any = {"cache": True, "_nrt": False}
 #: ``jit_options`` of an overload that runs inside NRT-free kernels.
 OVERLOAD_NO_NRT: Any = {"_nrt": False}
 
-__all__ = ["MAX_MEMBERS", "NOWHERE", "NO_NRT", "OVERLOAD_NO_NRT"]
+__all__ = ["MAX_MEMBERS", "NOWHERE", "NO_NRT", "OVERLOAD_NO_NRT", "ROW"]
