@@ -947,6 +947,18 @@ BAD_INPUTS = [
         "pos",
     ),
     ("add-float-into-int", lambda s: s.add([2, 4], hp=[1.5, 2]), TypeError, "hp"),
+    (
+        "add-float-list-into-int-names-floats",
+        lambda s: s.add([2], hp=[1.5]),
+        TypeError,
+        "cannot cast float64 values to int32",
+    ),
+    (
+        "add-float-and-huge-int-into-int",
+        lambda s: s.add([2, 4], hp=[1.5, 2**70]),
+        TypeError,
+        "cannot cast 1.5 (float) to int32",
+    ),
     # add: ids
     ("add-float-ids", lambda s: s.add([2, 3.5]), TypeError, "3.5"),
     ("add-float-id-array", lambda s: s.add(np.array([2.5, 3.0])), TypeError, "2.5"),

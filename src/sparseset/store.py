@@ -76,14 +76,17 @@ def _nested(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
 
+def _is_integer(value: Any) -> bool:
+    """Whether ``value`` is an integer (a bool is not)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
 def _all_integers(array: np.ndarray) -> bool:
     """Whether ``array`` holds integers only (Python ints in an object array
     included: numpy keeps those past 2**64 as objects)."""
     if array.dtype.kind in "iu":
         return True
-    return array.dtype.kind == "O" and all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in array.flat
-    )
+    return array.dtype.kind == "O" and all(_is_integer(v) for v in array.flat)
 
 
 def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
@@ -298,8 +301,11 @@ class ComponentStore:
             array = np.asarray(value)
             if dtype.kind in "iu" and array.dtype.kind == "f" and _nested(value):
                 # numpy makes floats of Python ints past int64 mixed with
-                # others ([3, 2**63]): keep them exact, as objects.
-                array = np.array(value, dtype=object)
+                # others ([3, 2**63]): keep them exact, as objects, if they
+                # are all integers (real floats are refused as floats).
+                exact = np.array(value, dtype=object)
+                if _all_integers(exact):
+                    array = exact
             integers = dtype.kind in "iu" and _all_integers(array)
             # An empty list is float64 to numpy, yet has nothing to cast.
             if (
@@ -307,9 +313,13 @@ class ComponentStore:
                 and not integers
                 and not np.can_cast(array.dtype, dtype, casting="same_kind")
             ):
+                what = f"{array.dtype} values"
+                if dtype.kind in "iu" and array.dtype.kind == "O":
+                    # Objects say nothing: name the first one that is no integer.
+                    odd = next(v for v in array.flat if not _is_integer(v))
+                    what = f"{odd!r} ({type(odd).__name__})"
                 raise TypeError(
-                    f"{label}: cannot cast {array.dtype} values to {dtype} "
-                    f"(casting='same_kind')"
+                    f"{label}: cannot cast {what} to {dtype} (casting='same_kind')"
                 )
             if count == 0 and array.size == 0:
                 prepared[name] = np.empty((0, *shape), dtype)
