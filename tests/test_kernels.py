@@ -363,6 +363,28 @@ def test_join_rows(state, data):
     np.testing.assert_array_equal(state.dense, dense0)
 
 
+@given(st.data())
+def test_take_gathers_like_fancy_indexing(data):
+    values = data.draw(
+        st.builds(
+            make_array,
+            st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=24),
+            st.sampled_from(INT_DTYPES),
+            st.sampled_from(LAYOUTS),
+        )
+    )
+    at = make_array(
+        data.draw(st.lists(st.integers(0, len(values) - 1), max_size=24)),
+        data.draw(st.sampled_from([np.uint32, np.int64])),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = values.copy()
+    out = np.empty(len(at), values.dtype)
+    kernels.take(values, at, out)
+    np.testing.assert_array_equal(out, values[at.astype(np.intp)])
+    np.testing.assert_array_equal(values, before)
+
+
 @given(states(), st.data(), st.booleans())
 def test_first_mismatch(state, data, want_member):
     if want_member and state.members() and data.draw(st.booleans()):

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import kernels
 from .entities import Entities
 from .entity_store import EntityStore
 from .kernels.options import ROW
@@ -124,15 +125,15 @@ class View:
         for store in include:
             if store is smallest:
                 continue
-            keys = members[rows[smallest.name]] if rows else members
+            keys = _take(members, rows[smallest.name]) if rows else members
             at, found = store._join_keys(keys)
-            rows = {name: row[at] for name, row in rows.items()}
+            rows = {name: _take(row, at) for name, row in rows.items()}
             rows.setdefault(smallest.name, at)
             rows[store.name] = found
         if smallest.name not in rows:  # no other store probed: rows in order
             rows[smallest.name] = np.arange(members.shape[0], dtype=ROW)
         if exclude:
-            keys = members[rows[smallest.name]]
+            keys = _take(members, rows[smallest.name])
             for store in exclude:
                 inside = store._contain_keys(keys)
                 if inside.any():
@@ -160,7 +161,7 @@ class View:
         """
         self._join()
         if self._ids is None:
-            self._ids = self._entities.handles(self._members[self._order])
+            self._ids = self._entities.handles(_take(self._members, self._order))
             self._ids.flags.writeable = False
         return self._ids
 
@@ -205,6 +206,13 @@ class View:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_view_of, (self._world, self._include, self._exclude))
+
+
+def _take(values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``values[at]`` for uint32 positions ``at``, without numpy's cast."""
+    out = np.empty(at.shape[0], values.dtype)
+    kernels.take(values, at, out)
+    return out
 
 
 def _view_of(world: Views, include: tuple[str, ...], exclude: tuple[str, ...]) -> View:

@@ -38,7 +38,7 @@ from .entities import (
 )
 from .hashed import HashIndex
 from .paged import PagedIndex
-from .rows import pack_back, pack_front, scatter_rows
+from .rows import pack_back, pack_front, scatter_rows, take
 from .scalar import add_one, discard_one, find_one
 
 __all__ = [
@@ -81,6 +81,7 @@ __all__ = [
     "sort",
     "swap_members",
     "swap_remove",
+    "take",
     "unindex",
     "upsert",
 ]

@@ -43,6 +43,25 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
 
 
 @typed_njit(**NO_NRT)
+def take(values: NDArray[Any], at: IntArray, out: NDArray[Any]) -> None:
+    """``out[k] = values[at[k]]``, for a 1-D gather by uint32 positions.
+
+    numpy's fancy indexing first converts a uint32 index array to intp (a
+    copy, and about 3x the time of this loop on a view's rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.empty(2, np.int64)
+    >>> take(np.array([10, 20, 30]), np.array([2, 0], np.uint32), out)
+    >>> out.tolist()
+    [30, 10]
+    """
+    for k in range(at.shape[0]):
+        out[k] = values[at[k]]
+
+
+@typed_njit(**NO_NRT)
 def pack_front(
     sparse: Index,
     dense: IntArray,
