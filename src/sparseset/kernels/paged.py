@@ -689,6 +689,10 @@ def move(index, grown, dense, n):
         if scan == level_end:
             level_end = nodes
             level -= 1
+            if level == 1 and not copy_leaves:
+                # The leaves stay where they are, and their entries came
+                # with their nodes: nothing is left to move.
+                break
         c = gd[scan]
         base = _base(c)
         if base != 0:
