@@ -141,6 +141,48 @@ def test_store_twin_add_zero_fills_and_grows_every_column():
     assert not rows["pos"].any() and not rows["hp"].any()
 
 
+ODD_COLUMNS = {
+    "name": "U6",
+    "code": ("S3", 2),
+    "born": "datetime64[ns]",
+    "ttl": "timedelta64[s]",
+    "flag": "?",
+    "part": np.dtype([("a", "f8"), ("b", "i2", (2,))]),
+}
+
+
+def test_twin_add_zero_fills_text_datetime_and_record_columns():
+    # numba assigns no 0 to such rows: the twin zeroes their bytes, and the
+    # rows it adds (growing on the way) equal the rows the store adds.
+    store = ComponentStore(ODD_COLUMNS, capacity=2)
+    first = {
+        "name": "ab",
+        "code": [b"x", b"yz"],
+        "born": np.datetime64("2026-01-02"),
+        "ttl": np.timedelta64(5, "s"),
+        "flag": True,
+        "part": np.array((1.5, [2, 3]), ODD_COLUMNS["part"]),
+    }
+    store.add([1], **first)
+    assert add_all(store.jit, np.arange(2, 40)) == 38
+    reference = ComponentStore(ODD_COLUMNS)
+    reference.add(np.arange(2, 40))
+    assert store.capacity >= 40
+    twin_rows, store_rows = store.get(np.arange(2, 40)), reference.get(np.arange(2, 40))
+    for name in ODD_COLUMNS:
+        assert twin_rows[name].tobytes() == store_rows[name].tobytes(), name
+        dtype = store[name].dtype
+        kept, given = store.get(1)[name], first[name]
+        assert np.asarray(kept, dtype).tobytes() == np.asarray(given, dtype).tobytes()
+    # Rows freed by removals keep their old bytes until a new member zeroes them.
+    store.set(np.arange(2, 40), **first)
+    store.discard(np.arange(2, 40))
+    assert add_all(store.jit, np.arange(2, 40)) == 38
+    twin_rows = store.get(np.arange(2, 40))
+    for name in ODD_COLUMNS:
+        assert twin_rows[name].tobytes() == store_rows[name].tobytes(), name
+
+
 def test_removal_loop_through_the_twin_moves_rows():
     store = ComponentStore({"ttl": "i4", "tag": "i8"})
     ids = np.arange(20)

@@ -97,6 +97,20 @@ def _columns(twin: TwinType) -> list[str]:
     ]
 
 
+def _zero_row(twin: TwinType, column: str) -> str:
+    """The statement that zero-fills row ``k`` of ``column``.
+
+    numba assigns ``0`` only to numeric rows; a text, datetime or record
+    row is zeroed through its bytes, as the store zero-fills it.
+    """
+    field = f"self.{COLUMN_PREFIX}{column}"
+    if isinstance(
+        twin.field_dict[COLUMN_PREFIX + column].dtype, types.Number | types.Boolean
+    ):
+        return f"{field}[k] = 0"
+    return f"{field}[k : k + 1].view(np.uint8)[...] = 0"
+
+
 def _takes_handles(twin: TwinType) -> bool:
     return "generations" in twin.field_dict
 
@@ -439,7 +453,7 @@ def _compile(source: str, twin: TwinType) -> Any:
     """
     columns = _columns(twin)
     blocks = {
-        "ZERO_ROW": [f"self._col_{c}[k] = 0" for c in columns],
+        "ZERO_ROW": [_zero_row(twin, c) for c in columns],
         "MOVE_ROW": [f"self._col_{c}[hole] = self._col_{c}[last]" for c in columns],
         "GROW_ROWS": [
             line
