@@ -462,24 +462,24 @@ class SparseSet(MutableSet[int]):
         """
         a = self._arrays
         n = a.n
-        if (
-            type(ids) is int
-            and 0 <= ids < self._kind.limit
-            and type(a) is _Arrays
-            and n < a.dense.shape[0]
-        ):
-            # One id: the scalar kernel, when the set has room for it.
-            p = kernels.add_one(a.parts, a.dense, n, ids)
-            if p == n:
-                a.n = n + 1
-                a.epoch += 1
-                return 1
-            if p >= 0:
-                return 0
-        elif type(ids) is int and 0 <= ids < self._kind.limit and a is self._twin:
-            # Once the twin holds the state, every field read from Python is
-            # a compiled call: one call to the twin's own add is cheaper.
-            return int(a.add(ids))
+        if type(ids) is int and 0 <= ids < self._kind.limit:
+            if type(a) is _Arrays:
+                # One id: the scalar kernels. A set with no room for a new
+                # member (from_ids sizes it exactly) still knows its own.
+                if n < a.dense.shape[0]:
+                    p = kernels.add_one(a.parts, a.dense, n, ids)
+                    if p == n:
+                        a.n = n + 1
+                        a.epoch += 1
+                        return 1
+                    if p >= 0:
+                        return 0
+                elif kernels.find_one(a.parts, a.dense, n, ids) >= 0:
+                    return 0
+            elif a is self._twin:
+                # Once the twin holds the state, every field read from
+                # Python is a compiled call: the twin's own add is cheaper.
+                return int(a.add(ids))
         arr, scalar = as_ids(ids)
         a.n = self._insert(arr, scalar, ids, None)
         if a.n != n:
