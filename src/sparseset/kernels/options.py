@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-#: ``lookup``'s answer for an id with no position: past every position.
+#: A position in ``dense``: the dtype of a view's rows.
 ROW = np.dtype(np.uint32)
+#: ``lookup``'s answer for an id with no position: past every position.
 NOWHERE = np.uint32(0xFFFFFFFF)
 #: Most members a set can hold: every uint32 position but NOWHERE.
 MAX_MEMBERS = int(NOWHERE)
