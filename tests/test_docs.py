@@ -76,7 +76,7 @@ def block_after(page: str, heading: str) -> list[str]:
 
 
 def sources() -> list[pathlib.Path]:
-    return sorted((ROOT / "tests").glob("*.py")) + sorted(PACKAGE.rglob("*.py"))
+    return sorted((ROOT / "tests").rglob("*.py")) + sorted(PACKAGE.rglob("*.py"))
 
 
 CITATION = re.compile(r"docs/(contract|architecture)\.md#([\w\-]+)")

@@ -64,7 +64,7 @@ def shell_commands():
 def test_readme_shell_commands_are_known():
     import tomllib
 
-    from sparseset.cli import build_parser
+    from sparseset.cli.commands import build_parser
 
     extras = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][

@@ -1,7 +1,7 @@
 """Threaded lookups: what the ``prange`` kernels save, and from which batch size.
 
 ``SparseSet.contains`` and ``index`` look a batch of at least
-``sparseset.sparse_set.PARALLEL_THRESHOLD`` ids up on all numba threads
+``sparseset.sets.sparse_set.PARALLEL_THRESHOLD`` ids up on all numba threads
 (the ``*_parallel`` kernels), and a smaller one in a plain loop. Two
 classes keep the record behind that choice, on the flat set of the
 ``sparse_set`` suite (``N = 1_000_000`` members drawn from a

@@ -15,15 +15,38 @@ True
 """
 
 from ._version import __version__
-from .entities import DeadHandleError
-from .entity_store import EntityStore
-from .group import Group
 from .io import FormatError
-from .set_array import SetArray
-from .sparse_set import Checkpoint, SparseSet
-from .store import ComponentStore, SparseMap, UnknownColumnError
-from .view import View
-from .world import UnknownComponentError, World
+from .sets import Checkpoint, SetArray, SparseSet
+from .stores import ComponentStore, SparseMap, UnknownColumnError
+from .world import (
+    DeadHandleError,
+    EntityStore,
+    Group,
+    UnknownComponentError,
+    View,
+    World,
+)
+
+# The public classes answer to the package's name (as numpy's do): reprs,
+# tracebacks and pickles name ``sparseset.SparseSet``, not the module that
+# defines it, so moving code between modules breaks no saved pickle.
+for _public in (
+    Checkpoint,
+    ComponentStore,
+    DeadHandleError,
+    EntityStore,
+    FormatError,
+    Group,
+    SetArray,
+    SparseMap,
+    SparseSet,
+    UnknownColumnError,
+    UnknownComponentError,
+    View,
+    World,
+):
+    _public.__module__ = __name__
+del _public
 
 __all__ = [
     "Checkpoint",

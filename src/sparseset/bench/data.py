@@ -24,9 +24,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..sparse_set import SparseSet
-from ..store import ComponentStore
-from ..world import World
+from ..sets.sparse_set import SparseSet
+from ..stores.component_store import ComponentStore
+from ..world.world import World
 
 __all__ = ["SCHEMA", "SEED", "STREAMS", "WorkloadData", "rng"]
 

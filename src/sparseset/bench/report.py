@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._console import pyplot
+from ..io.console import pyplot
 from . import workloads
 from .workloads import SPARSESET
 

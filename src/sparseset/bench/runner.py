@@ -26,9 +26,9 @@ from typing import IO, Any
 import numba
 import numpy as np
 
-from .._console import Stopwatch, progress, pyplot
 from .._version import __version__
-from ..sparse_set import FLAT_LIMIT
+from ..io.console import Stopwatch, progress, pyplot
+from ..sets.sparse_set import FLAT_LIMIT
 from .data import SEED, WorkloadData
 from .report import Result, combine_processes, format_table, write_json, write_plot
 from .workloads import ESPER_WORLD, WORKLOADS, Case, cases

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..sparse_set import SparseSet
-from ..store import ComponentStore
-from ..world import World
+from ..sets.sparse_set import SparseSet
+from ..stores.component_store import ComponentStore
+from ..world.world import World
 from .data import WorkloadData
 
 __all__ = [

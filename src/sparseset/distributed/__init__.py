@@ -28,7 +28,7 @@ except ImportError as error:
 
 from dask.sizeof import sizeof
 
-from ..sparse_set import SparseSet
+from ..sets.sparse_set import SparseSet
 from .layout import Layout
 from .sharded_set import ShardedSet
 from .streams import first_seen, unique

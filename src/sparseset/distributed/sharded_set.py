@@ -24,10 +24,10 @@ from dask.base import DaskMethodsMixin, tokenize
 from dask.core import flatten
 from dask.highlevelgraph import HighLevelGraph
 
-from .. import io
-from ..index_kinds import IndexKind, kind_named
+from ..io import npz as io
+from ..sets.index_kinds import IndexKind, kind_named
 from . import shards as tasks
-from ._inputs import Ids, as_dask_ids, graph_of
+from .inputs import Ids, as_dask_ids, graph_of
 from .layout import Layout, check_shards
 
 #: The per-shard operations, by the names of their tasks.
@@ -128,14 +128,16 @@ class ShardedSet(DaskMethodsMixin):
         if layout is None:
             count = default_shards() if shards is None else check_shards(shards)
             if by == "range":
-                layout = Layout.range(count, _space(source) if space is None else space)
+                layout = Layout.range(
+                    count, id_space(source) if space is None else space
+                )
             elif space is not None:
                 raise ValueError("space= is for by='range' (a hash layout has none)")
             else:
                 layout = Layout.hash(count)
         token = tokenize("sparseset-build", source.array.name, layout, kind.name)
         name = f"sparseset-shards-{token}"
-        layer, _, runs, blocks = _route(source, layout, kind, kind.limit, token)
+        layer, _, runs, blocks = route(source, layout, kind, kind.limit, token)
         for k in range(layout.shards):
             capacity = _capacity(kind, layout)
             layer[(name, k)] = (
@@ -373,7 +375,7 @@ class ShardedSet(DaskMethodsMixin):
 
     def _lookup(self, source: Ids, what: str, function: Any, dtype: Any) -> da.Array:
         token = tokenize(self._name, source.array.name, what)
-        layer, splits, runs, blocks = _route(source, self.layout, self._kind, 0, token)
+        layer, splits, runs, blocks = route(source, self.layout, self._kind, 0, token)
         look = f"sparseset-look-{token}"
         out = f"sparseset-{what}-{token}"
         extra: list[Any] = [()] * self.shards
@@ -439,7 +441,7 @@ class ShardedSet(DaskMethodsMixin):
         limit = self._kind.limit if what == "add" else 0
         token = tokenize(self._name, source.array.name, what)
         name = f"sparseset-shards-{token}"
-        layer, _, runs, blocks = _route(source, self.layout, self._kind, limit, token)
+        layer, _, runs, blocks = route(source, self.layout, self._kind, limit, token)
         for k in range(self.shards):
             layer[(name, k)] = (
                 function,
@@ -651,7 +653,7 @@ def _read_manifest(
     return layout, kind, files, lengths
 
 
-def _space(source: Ids) -> int:
+def id_space(source: Ids) -> int:
     """The largest id plus one (0 for no ids): a range layout's space.
 
     For a dask input, one pass over it, computed now.
@@ -678,7 +680,7 @@ def _capacity(kind: IndexKind, layout: Layout) -> int | None:
     return None
 
 
-def _route(
+def route(
     source: Ids, layout: Layout, kind: IndexKind, limit: int, token: str
 ) -> tuple[dict[Any, Any], str, str, int]:
     """Tasks that split each block of ``source`` by shard, where it lies.

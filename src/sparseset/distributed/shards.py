@@ -23,9 +23,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from .. import io
-from ..index_kinds import kind_named
-from ..sparse_set import SparseSet
+from ..io import npz as io
+from ..sets.index_kinds import kind_named
+from ..sets.sparse_set import SparseSet
 from .layout import Layout, Split, merge
 
 #: The format names and version of a saved sharded set's files.

@@ -14,11 +14,11 @@ import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
-from ..index_kinds import kind_named
+from ..sets.index_kinds import kind_named
 from . import shards as tasks
-from ._inputs import as_dask_ids, graph_of
+from .inputs import as_dask_ids, graph_of
 from .layout import Layout, check_shards
-from .sharded_set import _route, _space, default_shards
+from .sharded_set import default_shards, id_space, route
 
 
 def _layout(source: Any, shards: int | None, by: str) -> Layout:
@@ -26,7 +26,7 @@ def _layout(source: Any, shards: int | None, by: str) -> Layout:
     if by == "hash":
         return Layout.hash(count)
     if by == "range":
-        return Layout.range(count, _space(source))
+        return Layout.range(count, id_space(source))
     raise ValueError(f"by = {by!r} is not a layout; choose 'hash' or 'range'")
 
 
@@ -51,7 +51,7 @@ def unique(
     source = as_dask_ids(ids, add_to=kind)
     layout = _layout(source, shards, by)
     token = tokenize("sparseset-unique", source.array.name, layout, kind.name)
-    layer, _, runs, blocks = _route(source, layout, kind, kind.limit, token)
+    layer, _, runs, blocks = route(source, layout, kind, kind.limit, token)
     name = f"sparseset-unique-{token}"
     for k in range(layout.shards):
         layer[(name, k)] = (
@@ -80,7 +80,7 @@ def first_seen(
     source = as_dask_ids(ids, add_to=kind)
     layout = _layout(source, shards, by)
     token = tokenize("sparseset-first-seen", source.array.name, layout, kind.name)
-    layer, splits, runs, blocks = _route(source, layout, kind, kind.limit, token)
+    layer, splits, runs, blocks = route(source, layout, kind, kind.limit, token)
     seen, masks = f"sparseset-seen-{token}", f"sparseset-mask-{token}"
     name = f"sparseset-first-seen-{token}"
     for k in range(layout.shards):

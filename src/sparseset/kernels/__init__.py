@@ -9,7 +9,7 @@ call with ``cache=True`` and specialise on the id dtype and the index kind
 through numba's own typing, so each operation is written once.
 """
 
-from . import flat, hashed, kinds, marks, paged, partition
+from . import marks, partition
 from .algebra import filter_into
 from .batch import (
     add,
@@ -36,8 +36,9 @@ from .entities import (
     live_index,
     resolve,
 )
-from .hashed import HashIndex
-from .paged import PagedIndex
+from .index import flat, hashed, kinds, paged
+from .index.hashed import HashIndex
+from .index.paged import PagedIndex
 from .rows import pack_back, pack_front, scatter_rows, take
 from .scalar import add_one, discard_one, find_one
 

@@ -13,7 +13,7 @@ from numba.core import types as numba_types
 from numba.extending import overload, register_jitable
 
 from .element import claim, confirm, find, swap_members, swap_remove
-from .kinds import (
+from .index.kinds import (
     erase,
     insert,
     looks_ahead,

@@ -18,8 +18,8 @@ overlaps (measured 5x slower on 1M random lookups).
 import numpy as np
 from numba.extending import register_jitable
 
-from ._typing import Int, IntArray, typed_njit
-from .kinds import Index, accepts, erase, held, insert, locate, lookup, store
+from .array_types import Int, IntArray, typed_njit
+from .index.kinds import Index, accepts, erase, held, insert, locate, lookup, store
 from .options import NO_NRT
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ._typing import Int, IntArray, typed_njit
+from .array_types import Int, IntArray, typed_njit
 from .options import NO_NRT
 
 #: Bits of a handle that hold the index; the generation sits above them.

@@ -25,7 +25,7 @@ from numba import njit
 from numba.extending import register_jitable
 from numpy.typing import NDArray
 
-from ._typing import Int, IntArray
+from .array_types import Int, IntArray
 
 #: Shards a layout may have: tags are uint16.
 MAX_SHARDS = 1 << 16

@@ -20,7 +20,7 @@ from numba.core.typing.templates import Signature
 from numba.extending import intrinsic, overload
 from numpy.typing import NDArray
 
-from ._typing import Int
+from .array_types import Int
 from .options import OVERLOAD_NO_NRT
 
 

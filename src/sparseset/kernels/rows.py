@@ -1,7 +1,7 @@
 """Row kernels for stores: columns whose row ``p`` belongs to ``dense[p]``.
 
 Columns reach these kernels as 2-D arrays of unsigned words (see
-``sparseset.store``), so one compiled loop serves every column dtype,
+``sparseset.stores.component_store``), so one compiled loop serves every column dtype,
 structured dtypes included.
 """
 
@@ -10,9 +10,9 @@ from typing import Any, TypeAlias
 from numba import literal_unroll, njit
 from numpy.typing import NDArray
 
-from ._typing import Int, IntArray, typed_njit
+from .array_types import Int, IntArray, typed_njit
 from .element import find, swap_members
-from .kinds import Index
+from .index.kinds import Index
 from .options import NO_NRT
 
 #: A column as these kernels see it: 2-D, row ``p`` belonging to ``dense[p]``

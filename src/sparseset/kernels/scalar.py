@@ -8,9 +8,9 @@ C: one call costs about 0.2 µs on a flat index. Each is a thin shell over
 the single-id operation of :mod:`.element`, so the logic stays there.
 """
 
-from ._typing import Int, IntArray, typed_njit
+from .array_types import Int, IntArray, typed_njit
 from .element import claim, find, swap_remove
-from .kinds import Parts, from_parts
+from .index.kinds import Parts, from_parts
 from .options import NO_NRT
 
 

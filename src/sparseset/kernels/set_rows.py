@@ -25,7 +25,7 @@ empty set, so nothing is ever read or written outside the arrays.
 import numpy as np
 from numpy.typing import NDArray
 
-from ._typing import FlatIndex, Int, IntArray, typed_njit
+from .array_types import FlatIndex, Int, IntArray, typed_njit
 from .element import find, swap_remove
 from .marks import marked_count
 from .options import NO_NRT

@@ -1,0 +1,229 @@
+"""The three index kinds as the Python layer sees them.
+
+A set's *index* maps an id to its position in ``dense``. Each kind is one
+module of :mod:`sparseset.kernels` (:mod:`~sparseset.kernels.index.flat`,
+:mod:`~sparseset.kernels.index.paged`, :mod:`~sparseset.kernels.index.hashed`) that
+says everything about it once: its name, id range and member dtype, what a
+capacity counts, how to make, size and reserve one, and the compiled
+operations :mod:`sparseset.kernels.index.kinds` dispatches on. This module builds
+the registry the containers use from those modules: :class:`IndexKind`
+reads a kind's facts from its module, and :data:`KINDS` lists them.
+
+============  ==============  ====================================================
+kind          ids             memory
+============  ==============  ====================================================
+``"flat"``    ``[0, 2**31)``  4 bytes per id of ``[0, capacity)``, members or not
+``"paged"``   ``[0, 2**48)``  4 bytes per id of a 4096-id block once 64 or so
+                              of its ids fill it (a page); fewer take a leaf of
+                              8 bytes per slot, about m**2 / 2 slots for m ids,
+                              and the directory's nodes grow alike. Measured
+                              per member: 16 for 1M ids of 4M, about 20 for
+                              them spread by block over 2**40; 146 for 100k
+                              ids uniform over 2**40, 466 for 1M (hash: ~40)
+``"hash"``    ``[0, 2**63)``  16 bytes per slot; the table is at most half full
+============  ==============  ====================================================
+
+``dense`` adds 4 bytes per member (flat, int32 ids) or 8 (paged and hash,
+int64 ids), with up to 2x spare room from amortized growth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..kernels import grown_index
+from ..kernels.index import flat, hashed, paged
+
+
+@dataclass(frozen=True)
+class IndexKind:
+    """One index kind, as its module in :mod:`sparseset.kernels` describes it.
+
+    Examples
+    --------
+    >>> kind = KINDS["paged"]
+    >>> kind.limit == 2**48, kind.id_dtype
+    (True, dtype('int64'))
+    """
+
+    module: ModuleType
+
+    @property
+    def name(self) -> str:
+        """What ``SparseSet(index=...)`` calls it."""
+        name: str = self.module.NAME
+        return name
+
+    @property
+    def limit(self) -> int:
+        """Ids live in ``[0, limit)``."""
+        limit: int = self.module.LIMIT
+        return limit
+
+    @property
+    def id_dtype(self) -> np.dtype[Any]:
+        """The dtype of ``dense``: the narrowest that holds every id in range."""
+        dtype: np.dtype[Any] = self.module.ID_DTYPE
+        return dtype
+
+    @property
+    def max_capacity(self) -> int:
+        """Largest ``capacity`` a set of this kind accepts."""
+        most: int = self.module.MAX_CAPACITY
+        return most
+
+    @property
+    def counts_ids(self) -> bool:
+        """Whether a capacity counts ids of the space (flat: the index spans
+        ``[0, capacity)``) rather than members.
+
+        Examples
+        --------
+        >>> KINDS["flat"].counts_ids, KINDS["hash"].counts_ids
+        (True, False)
+        """
+        return bool(self.module.CAPACITY_COUNTS_IDS)
+
+    @property
+    def range_text(self) -> str:
+        """``[0, 2**k)``, for messages."""
+        return f"[0, 2**{self.limit.bit_length() - 1})"
+
+    def new(self, capacity: int) -> Any:
+        """An empty index with room for ``capacity`` (see :meth:`capacity`).
+
+        Examples
+        --------
+        >>> KINDS["flat"].new(10).shape
+        (10,)
+        """
+        return self.module.empty(capacity)
+
+    def sized(self, capacity: int, members: int) -> Any:
+        """An empty index for a set of ``capacity`` that will hold ``members``:
+        sized by whichever of the two this kind's capacity counts.
+
+        Examples
+        --------
+        >>> KINDS["flat"].sized(100, 3).shape
+        (100,)
+        """
+        return self.new(capacity if self.counts_ids else members)
+
+    def reserve(self, index: Any, dense: np.ndarray, n: int, capacity: int) -> Any:
+        """``index`` with room for ``capacity``: a new index (keeping the
+        positions of ``dense[:n]``), or itself if it has the room already.
+
+        Examples
+        --------
+        >>> kind = KINDS["paged"]
+        >>> small = kind.new(0); dense = np.empty(0, np.int64)
+        >>> big = kind.reserve(small, dense, 0, 100_000)
+        >>> big is small, kind.reserve(big, dense, 0, 100_000) is big
+        (False, True)
+        """
+        return self.module.reserve(index, dense, n, capacity, grown_index)
+
+    def capacity(self, index: Any, dense: np.ndarray) -> int:
+        """What fits without growing: ids below it (flat), else members.
+
+        Examples
+        --------
+        >>> kind = KINDS["hash"]
+        >>> kind.capacity(kind.new(100), np.empty(100, np.int64))
+        100
+        """
+        room: int = self.module.capacity(index, dense)
+        return room
+
+    def row_limit(self, index: Any) -> int:
+        """The most members a set on ``index`` can hold.
+
+        Examples
+        --------
+        >>> KINDS["flat"].row_limit(np.empty(10, np.uint32))
+        10
+        """
+        return int(self.module.row_limit(index))
+
+    def check_capacity(self, capacity: Any) -> int:
+        """``capacity`` as an int, or ``TypeError``/``ValueError`` saying why not.
+
+        Examples
+        --------
+        >>> KINDS["flat"].check_capacity(2**32)
+        Traceback (most recent call last):
+        ...
+        ValueError: capacity = 4294967296 is outside [0, 2**31], the flat index's range
+        """
+        if isinstance(capacity, bool) or not isinstance(capacity, int | np.integer):
+            raise TypeError(f"capacity must be an integer, not {capacity!r}")
+        value = int(capacity)
+        if not 0 <= value <= self.max_capacity:
+            if self.counts_ids:
+                raise ValueError(
+                    f"capacity = {value} is outside [0, 2**31], the {self.name} "
+                    "index's range"
+                )
+            raise ValueError(
+                f"capacity = {value} is outside [0, 2**32 - 1]: a {self.name} "
+                "index holds at most 2**32 - 1 members"
+            )
+        return value
+
+    def hint(self, top: int) -> str:
+        """The sentence for an id past this kind's range: which kind takes it.
+
+        Examples
+        --------
+        >>> KINDS["flat"].hint(2**40)
+        "; index='paged' takes ids in [0, 2**48)"
+        """
+        for kind in KINDS.values():
+            if kind.limit > self.limit and top < kind.limit:
+                return f"; index={kind.name!r} takes ids in {kind.range_text}"
+        return "; no index kind takes ids past 2**63 - 1"
+
+
+#: The index kinds by name, narrowest range first.
+KINDS: dict[str, IndexKind] = {
+    module.NAME: IndexKind(module) for module in (flat, paged, hashed)
+}
+
+
+def kind_named(name: Any) -> IndexKind:
+    """The kind called ``name``, or ``ValueError`` listing the kinds.
+
+    Examples
+    --------
+    >>> kind_named("hash").limit == 2**63
+    True
+    >>> kind_named("tree")
+    Traceback (most recent call last):
+    ...
+    ValueError: index = 'tree' is not an index kind; choose one of 'flat', ...
+    """
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ValueError(
+            f"index = {name!r} is not an index kind; choose one of "
+            f"{', '.join(map(repr, KINDS))}"
+        )
+    return kind
+
+
+def index_nbytes(index: Any) -> int:
+    """Bytes held by an index of any kind (all its arrays).
+
+    Examples
+    --------
+    >>> index_nbytes(np.empty(10, np.uint32)), index_nbytes(hashed.empty(8))
+    (40, 280)
+    """
+    if isinstance(index, tuple):
+        return sum(int(array.nbytes) for array in index)
+    return int(index.nbytes)

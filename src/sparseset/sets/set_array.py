@@ -1,0 +1,542 @@
+"""SetArray: many small sparse sets over one value range, with one trail.
+
+A constraint solver keeps a domain per variable: K sets of values in
+``[0, m)``, narrowed by removals as the search goes down and restored as it
+backtracks. A :class:`SetArray` holds them as two ``(K, m)`` arrays, one
+sparse set per row (row ``k``'s members are ``dense[k, :sizes[k]]``), and
+records every removal in a single *trail* of set numbers. One
+``checkpoint()`` then covers every set, and ``rollback`` undoes all
+removals since in O(removed): a removal swapped the value just past its
+set's members (swap-and-pop keeps its index slot pointing there), so undoing
+it is growing that set's size by one, in reverse order.
+
+The state is a ``structref`` of a module-level type, like the jit twins:
+``sa.jit`` hands it to ``@njit`` code, where every operation runs per set,
+and functions that take it cache. The batch methods are compiled loops over
+the same operations, the kernels of :mod:`.kernels.set_rows`.
+
+In compiled code nothing raises, because a raise path there costs every
+call its reference-count pruning (see :mod:`.kernels.set_rows`): a set
+number outside ``[0, count)`` reads as an empty set (``contains`` False,
+``remove`` False, ``size`` 0, ``values`` empty), and ``rollback`` returns
+whether the token was live instead of raising. The Python methods raise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numba
+import numpy as np
+from numba import njit, types
+from numba.experimental import structref
+from numba.extending import overload_method, register_jitable
+from numpy.typing import NDArray
+
+from ..jit.structs import build
+from ..kernels.array_types import Bool, Int, IntArray
+from ..kernels.marks import empty_marks, grown_marks, put_mark
+from ..kernels.set_rows import fill_rows, roll_back, row_contains, row_remove, row_size
+from .ids import as_ids
+
+#: Fields of the state, in order.
+FIELDS = (
+    "dense",
+    "sparse",
+    "sizes",
+    "trail",
+    "trail_len",
+    "marks",
+    "depth",
+    "stamp",
+    "epoch",
+    "owner",
+)
+
+
+@structref.register
+class SetArrayType(types.StructRef):
+    """The numba type of a SetArray's state."""
+
+    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, types.unliteral(t)) for name, t in fields)
+
+
+class SetArrayState(structref.StructRefProxy):
+    """A SetArray's state as Python sees it; pass ``sa.jit`` to @njit code.
+
+    The fields and methods below are what compiled code reads, writes and
+    calls (Python sees none of them: it calls the compiled functions of
+    this module).
+    """
+
+    dense: NDArray[np.int32]
+    sparse: NDArray[np.uint32]
+    sizes: NDArray[np.int64]
+    trail: NDArray[np.int32]
+    trail_len: Int
+    marks: NDArray[np.int64]
+    depth: Int
+    stamp: Int
+    epoch: Int
+    owner: Int
+
+    if TYPE_CHECKING:
+        # The overloads below, in compiled code only.
+        def contains(self, k: Int, v: Int) -> bool: ...
+        def remove(self, k: Int, v: Int) -> bool: ...
+        def assign(self, k: Int, v: Int) -> int: ...
+        def size(self, k: Int) -> int: ...
+        def values(self, k: Int) -> NDArray[np.int32]: ...
+        def checkpoint(self) -> tuple[int, int, int]: ...
+        def rollback(self, token: tuple[int, int, int]) -> bool: ...
+
+    def __repr__(self) -> str:
+        return "<sparseset SetArray state>"
+
+
+structref.define_boxing(SetArrayType, SetArrayState)
+
+_owners = iter(range(1, 2**62))
+
+
+class Token(NamedTuple):
+    """A checkpoint of a :class:`SetArray` (``owner``, ``serial``, ``stamp``,
+    as for sets); pass it to ``rollback``."""
+
+    owner: int
+    serial: int
+    stamp: int
+
+
+# -- the operations, once, for the methods in @njit code and the batches ----
+#
+# On the state's arrays, through the NRT-free kernels of
+# :mod:`.kernels.set_rows`. None of them raises (see the module docstring):
+# a set number outside the array reads as an empty set, and a dead token
+# makes ``rollback`` return False.
+
+
+@register_jitable
+def _remove(st: SetArrayState, k: Int, v: Int) -> Bool:
+    """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
+    removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
+    st.trail_len += removed
+    return removed
+
+
+@register_jitable
+def _contains(st: SetArrayState, k: Int, v: Int) -> Bool:
+    return row_contains(st.sparse, st.dense, st.sizes, k, v)
+
+
+@register_jitable
+def _values(st: SetArrayState, k: Int) -> NDArray[np.int32]:
+    """The members of set ``k`` (a view; empty for a number that is no set)."""
+    size = row_size(st.sizes, k)
+    row: Int = 0
+    if size > 0:
+        row = k
+    # Row 0 exists even in an empty SetArray (see SetArray.__init__).
+    return st.dense[row, :size]
+
+
+@register_jitable
+def _assign(st: SetArrayState, k: Int, v: Int) -> Int:
+    """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
+    of values removed, each trailed."""
+    removed: Int = 0
+    # From the back, each an O(1) removal; ``v`` moves only if it is hit.
+    for j in range(row_size(st.sizes, k) - 1, -1, -1):
+        x = st.dense[k, j]
+        if x != v:
+            removed += _remove(st, k, x)
+    return removed
+
+
+@register_jitable(inline="always")
+def _checkpoint(st: SetArrayState) -> tuple[Int, Int, Int]:
+    if st.depth == st.marks.shape[0]:
+        st.marks = grown_marks(st.marks)
+    depth = put_mark(st.marks, st.depth, st.trail_len, st.epoch, st.stamp)
+    st.depth = depth
+    stamp = st.stamp
+    st.stamp = stamp + 1
+    return (st.owner, depth - 1, stamp)
+
+
+@register_jitable(inline="always")
+def _rollback(st: SetArrayState, serial: Int, stamp: Int) -> bool:
+    """Undo every removal since checkpoint ``(serial, stamp)``; False if it
+    is no longer live."""
+    st.trail_len, st.depth, live = roll_back(
+        st.sizes, st.trail, st.trail_len, st.marks, st.depth, st.epoch, serial, stamp
+    )
+    return live
+
+
+# The method overloads stay unannotated: numba requires an overload and its
+# implementation to have equal signatures, annotations included, and the one
+# takes numba types where the other takes values.
+
+
+@overload_method(SetArrayType, "remove")
+def _ol_remove(st, k, v):  # type: ignore[no-untyped-def]
+    return lambda st, k, v: _remove(st, k, v)
+
+
+@overload_method(SetArrayType, "contains")
+def _ol_contains(st, k, v):  # type: ignore[no-untyped-def]
+    return lambda st, k, v: _contains(st, k, v)
+
+
+@overload_method(SetArrayType, "size")
+def _ol_size(st, k):  # type: ignore[no-untyped-def]
+    return lambda st, k: row_size(st.sizes, k)
+
+
+@overload_method(SetArrayType, "values")
+def _ol_values(st, k):  # type: ignore[no-untyped-def]
+    return lambda st, k: _values(st, k)
+
+
+@overload_method(SetArrayType, "assign")
+def _ol_assign(st, k, v):  # type: ignore[no-untyped-def]
+    return lambda st, k, v: _assign(st, k, v)
+
+
+@overload_method(SetArrayType, "checkpoint")
+def _ol_checkpoint(st):  # type: ignore[no-untyped-def]
+    return lambda st: _checkpoint(st)
+
+
+@overload_method(SetArrayType, "rollback")
+def _ol_rollback(st, token):  # type: ignore[no-untyped-def]
+    # A bool, not a raise: see the module docstring.
+    def impl(st, token):  # type: ignore[no-untyped-def]
+        serial = token[1]
+        if token[0] != st.owner:
+            serial = -1  # no checkpoint has it: not live
+        return _rollback(st, serial, token[2])
+
+    return impl
+
+
+# -- compiled batches for the Python methods -----------------------------
+
+
+@njit(cache=True)
+def _remove_many(st: SetArrayState, sets: IntArray, values: IntArray) -> Int:
+    removed: Int = 0
+    for j in range(sets.shape[0]):
+        removed += _remove(st, sets[j], values[j])
+    return removed
+
+
+@njit(cache=True)
+def _contains_many(
+    st: SetArrayState, sets: IntArray, values: IntArray, out: NDArray[np.bool_]
+) -> None:
+    for j in range(sets.shape[0]):
+        out[j] = _contains(st, sets[j], values[j])
+
+
+@njit(cache=True)
+def _checkpoint_state(st: SetArrayState) -> tuple[Int, Int, Int]:
+    return _checkpoint(st)
+
+
+@njit(cache=True)
+def _rollback_state(st: SetArrayState, serial: int, stamp: int) -> bool:
+    return _rollback(st, serial, stamp)
+
+
+@njit(cache=True)
+def _refill(st: SetArrayState) -> None:
+    """Every set back to the whole universe; the trail and checkpoints dropped."""
+    fill_rows(st.sparse, st.dense, st.sizes)
+    st.trail_len = 0
+    st.depth = 0
+    st.epoch += 1
+
+
+@njit(cache=True)
+def _trail_length(st: SetArrayState) -> Int:
+    return st.trail_len
+
+
+class SetArray:
+    """``count`` sets of values in ``[0, universe)``, narrowed by removals
+    and restored together by one checkpoint and rollback.
+
+    Every set starts full (all of ``[0, universe)``), as a solver's domains
+    do. Removals are swap-and-pop within a set and each is recorded in one
+    trail shared by all sets, so ``rollback(token)`` undoes every removal
+    since ``checkpoint()`` in O(removed), whichever sets they touched.
+    Memory is 12 bytes per value of each set (``dense``, ``sparse`` and the
+    trail, which never grows: a value is on it at most once per set).
+
+    In ``@njit`` code, ``sa.jit`` offers per set: ``contains(k, v)``,
+    ``remove(k, v)`` (trailed; False if absent), ``assign(k, v)`` (keep
+    only ``v``; how many were removed), ``size(k)``, ``values(k)`` (the
+    members, a view), and over all sets ``checkpoint()`` and
+    ``rollback(token)``, which returns False (restoring nothing) for a
+    token that is no longer live. A set number outside ``[0, count)`` reads
+    as an empty set there. Functions that take it cache like any
+    ``@njit(cache=True)`` function.
+
+    Parameters
+    ----------
+    count : int
+        How many sets.
+    universe : int
+        Values are in ``[0, universe)``.
+
+    Examples
+    --------
+    >>> sa = SetArray(3, 4)
+    >>> sa.remove([0, 0, 2], [1, 3, 0])
+    3
+    >>> token = sa.checkpoint(); sa.remove([1], [2])
+    1
+    >>> sa.sizes.tolist(), sorted(sa.members(0).tolist())
+    ([2, 3, 3], [0, 2])
+    >>> sa.rollback(token); sa.sizes.tolist()
+    [2, 4, 3]
+    """
+
+    def __init__(self, count: int, universe: int) -> None:
+        for name, value in (("count", count), ("universe", universe)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TypeError(f"{name} must be an integer, not {value!r}")
+            if not 0 <= int(value) < 2**31:
+                raise ValueError(f"{name} = {value} is outside [0, 2**31)")
+        count, universe = int(count), int(universe)
+        dtype = np.int32
+        # One row even with no sets, so that compiled code can always
+        # take an (empty) view of row 0.
+        rows = max(count, 1)
+        dense = np.empty((rows, universe), dtype)
+        sparse = np.empty((rows, universe), np.uint32)
+        values = (
+            dense,
+            sparse,
+            np.zeros(count, np.int64),
+            # Never fills: a value is on it at most once per set.
+            np.empty(count * universe, np.int32),
+            np.int64(0),
+            empty_marks(),
+            np.int64(0),
+            np.int64(0),
+            np.int64(0),
+            np.int64(next(_owners)),
+        )
+        fields = [(n, numba.typeof(v)) for n, v in zip(FIELDS, values, strict=True)]
+        # numba's StructRef.__init__ is unannotated.
+        state_type = SetArrayType(fields)  # type: ignore[no-untyped-call]
+        self._state: SetArrayState = build(state_type, values)
+        self._dense, self._sparse, self._sizes = dense, sparse, values[2]
+        self._owner = int(values[-1])
+        self._universe = universe
+        _refill(self._state)
+
+    @property
+    def count(self) -> int:
+        """How many sets.
+
+        Examples
+        --------
+        >>> SetArray(5, 3).count
+        5
+        """
+        return int(self._sizes.shape[0])
+
+    @property
+    def universe(self) -> int:
+        """Values are in ``[0, universe)``.
+
+        Examples
+        --------
+        >>> SetArray(5, 3).universe
+        3
+        """
+        return self._universe
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """How many values each set holds (a read-only view).
+
+        Examples
+        --------
+        >>> SetArray(2, 3).sizes.tolist()
+        [3, 3]
+        """
+        view = self._sizes[:]
+        view.flags.writeable = False
+        return view
+
+    @property
+    def jit(self) -> SetArrayState:
+        """The state, for ``@njit`` code (the same object every time).
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> @njit
+        ... def narrow(sa):
+        ...     token = sa.checkpoint()
+        ...     sa.remove(0, 1)
+        ...     size = sa.size(0)
+        ...     sa.rollback(token)
+        ...     return size, sa.size(0)
+        >>> narrow(SetArray(1, 3).jit)
+        (2, 3)
+        """
+        return self._state
+
+    def members(self, k: int) -> np.ndarray:
+        """The values of set ``k``, in its dense order (a read-only view).
+
+        Examples
+        --------
+        >>> sa = SetArray(2, 4); sa.remove([1], [0]); sa.members(1).tolist()
+        1
+        [3, 1, 2]
+        """
+        k = self._set_index(k)
+        view = self._dense[k, : self._sizes[k]]
+        view.flags.writeable = False
+        return view
+
+    def _set_index(self, k: Any) -> int:
+        if isinstance(k, bool) or not isinstance(k, int | np.integer):
+            raise TypeError(f"a set number must be an integer, not {k!r}")
+        if not 0 <= int(k) < self.count:
+            raise IndexError(f"set {k} is outside [0, {self.count})")
+        return int(k)
+
+    def _pairs(self, sets: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``sets`` and ``values`` broadcast to two int64 arrays, validated."""
+        sets_arr, _ = as_ids(sets)
+        values_arr, _ = as_ids(values)
+        try:
+            sets_arr, values_arr = np.broadcast_arrays(sets_arr, values_arr)
+        except ValueError:
+            raise ValueError(
+                f"sets ({sets_arr.shape[0]}) and values ({values_arr.shape[0]}) "
+                "do not broadcast together"
+            ) from None
+        for name, arr, limit in (
+            ("sets", sets_arr, self.count),
+            ("values", values_arr, self._universe),
+        ):
+            bad = (arr < 0) | (arr >= limit)
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise ValueError(f"{name}[{k}] = {arr[k]} is outside [0, {limit})")
+        return sets_arr.astype(np.int64), values_arr.astype(np.int64)
+
+    def contains(self, sets: Any, values: Any) -> np.ndarray:
+        """Whether each value is in its set (``sets`` and ``values``
+        broadcast together).
+
+        Examples
+        --------
+        >>> sa = SetArray(2, 3); sa.remove(0, 2)
+        1
+        >>> sa.contains([0, 0, 1], 2).tolist()
+        [False, False, True]
+        """
+        sets_arr, values_arr = self._pairs(sets, values)
+        out = np.empty(sets_arr.shape[0], np.bool_)
+        _contains_many(self._state, sets_arr, values_arr, out)
+        return out
+
+    def remove(self, sets: Any, values: Any) -> int:
+        """Remove each value from its set, in order, recording each removal
+        on the trail; values already absent are skipped. Returns how many
+        were removed. The whole batch is validated first.
+
+        Examples
+        --------
+        >>> sa = SetArray(2, 3); sa.remove([0, 1, 0], [2, 2, 2])
+        2
+        """
+        sets_arr, values_arr = self._pairs(sets, values)
+        return int(_remove_many(self._state, sets_arr, values_arr))
+
+    def checkpoint(self) -> Token:
+        """Mark the current sets; ``rollback`` undoes every removal since.
+
+        Tokens nest like a stack; one taken in ``@njit`` code (a plain
+        tuple) works here too.
+
+        Examples
+        --------
+        >>> sa = SetArray(1, 3); t = sa.checkpoint(); sa.remove(0, [0, 1])
+        2
+        >>> sa.rollback(t); sa.sizes.tolist()
+        [3]
+        """
+        owner, serial, stamp = _checkpoint_state(self._state)
+        return Token(int(owner), int(serial), int(stamp))
+
+    def rollback(self, token: Any) -> None:
+        """Restore every value removed since ``token``, in O(removed).
+
+        Newer tokens are dropped; ``token`` stays valid. Raises
+        ``ValueError`` for a token that is not live.
+
+        Examples
+        --------
+        >>> sa = SetArray(1, 2); t = sa.checkpoint(); sa.rollback(t); sa.rollback(t)
+        """
+        ok = (
+            isinstance(token, tuple)
+            and len(token) == 3
+            and token[0] == self._owner
+            and _rollback_state(self._state, int(token[1]), int(token[2]))
+        )
+        if not ok:
+            raise ValueError(
+                f"{token!r} is not a live checkpoint of this SetArray: a rollback "
+                "to an older checkpoint or a refill since it was taken "
+                "invalidated it"
+            )
+
+    def fill(self) -> None:
+        """Every set back to all of ``[0, universe)``; the trail and every
+        checkpoint are dropped.
+
+        Examples
+        --------
+        >>> sa = SetArray(2, 3); sa.remove(0, 0); sa.fill(); sa.sizes.tolist()
+        1
+        [3, 3]
+        """
+        _refill(self._state)
+
+    @property
+    def trail_length(self) -> int:
+        """Removals on the trail (what a rollback to the first checkpoint
+        would undo).
+
+        Examples
+        --------
+        >>> sa = SetArray(2, 3); sa.remove([0, 1], 1); sa.trail_length
+        2
+        2
+        """
+        return int(_trail_length(self._state))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return (
+            f"SetArray(count={self.count}, universe={self._universe}, "
+            f"values={int(self._sizes.sum())})"
+        )
+
+
+__all__ = ["SetArray", "SetArrayState", "SetArrayType", "Token"]

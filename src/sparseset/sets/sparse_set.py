@@ -1,0 +1,1092 @@
+"""SparseSet: a set of non-negative integer ids on batch numba kernels.
+
+The set owns three things (Briggs & Torczon 1993): ``sparse`` (the index:
+id -> position in dense, garbage where not a member; see
+:mod:`sparseset.sets.index_kinds`), ``dense`` (the members, packed) and ``n``.
+This module validates input, grows storage and calls the kernels in
+:mod:`sparseset.kernels`; it never loops over ids itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, MutableSet
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING, Any
+
+import numba
+import numpy as np
+
+from .. import kernels
+from .checkpoints import Checkpoint, is_token, next_owner
+from .ids import (
+    as_ids,
+    describe,
+    ids_among,
+    one_id,
+    reject_negative,
+    reject_out_of_range,
+)
+from .index_kinds import KINDS, index_nbytes, kind_named
+
+if TYPE_CHECKING:
+    from ..jit.twins import Twin
+
+#: The index kinds a set can be built on.
+INDEX_KINDS = tuple(KINDS)
+#: The flat index covers ids in [0, FLAT_LIMIT).
+FLAT_LIMIT = KINDS["flat"].limit
+#: Batches of at least this many ids are looked up on all numba threads.
+#: Below it, waking the threads costs more than they save (measured: see
+#: ``asv_bench/benchmarks/parallel.py`` and the README's Performance).
+PARALLEL_THRESHOLD = 1 << 15
+#: Python ints below this are numba int64s: the scalar kernels take them.
+_INT64_END = 2**63
+
+
+class _Arrays:
+    """The mutable state a set's kernels work on.
+
+    Kept apart from the set so that its jit twin can stand in for it: the
+    twin has the same attributes, so once it exists the set and the twin
+    share one state. ``epoch`` counts the changes that invalidate
+    checkpoints (adds of new members, clears, sorts, growth), wherever they
+    happen; ``marks`` and ``depth`` are the checkpoint stack, ``stamp`` the
+    next checkpoint's stamp and ``owner`` the set's serial, which its
+    tokens carry (see :mod:`sparseset.kernels.marks`). ``parts`` is the
+    index as the scalar kernels take it, kept in step with ``sparse``.
+    """
+
+    __slots__ = (
+        "_sparse",
+        "dense",
+        "depth",
+        "epoch",
+        "marks",
+        "n",
+        "owner",
+        "parts",
+        "stamp",
+    )
+
+    def __init__(self, sparse: Any, dense: np.ndarray, n: int) -> None:
+        self.sparse = sparse
+        self.dense = dense
+        self.n = n
+        self.epoch = 0
+        self.marks = kernels.marks.empty_marks()
+        self.depth = 0
+        self.stamp = 0
+        self.owner = next_owner()
+
+    @property
+    def sparse(self) -> Any:
+        return self._sparse
+
+    @sparse.setter
+    def sparse(self, index: Any) -> None:
+        self._sparse = index
+        self.parts = kernels.kinds.parts_of(index)
+
+
+def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A binary operator that is ``method`` for sets, ``NotImplemented``
+    for anything else (as ``set``'s operators are)."""
+
+    def operator(self: Any, other: Any) -> Any:
+        return method(self, other) if isinstance(other, AbstractSet) else NotImplemented
+
+    return operator
+
+
+def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
+    """An in-place operator: ``method`` on a set, then the set itself."""
+
+    def operator(self: Any, other: Any) -> Any:
+        if not isinstance(other, AbstractSet):
+            return NotImplemented
+        method(self, other)
+        return self
+
+    return operator
+
+
+class SparseSet(MutableSet[int]):
+    """A set of non-negative integer ids with batch operations at C speed.
+
+    Mirrors Python's :class:`set`, batch-first: ``add``, ``discard``,
+    ``remove``, ``contains`` and ``index`` take one id or a whole array of
+    them. Members are kept packed in insertion order until a removal, which
+    moves the last member into the hole (swap-and-pop).
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Ids the set can hold before it grows: a hint, not a limit. Ids of
+        the default flat index live in ``[0, 2**31)``.
+    index : {"flat", "paged", "hash"}, optional
+        How ids map to positions. ``"flat"`` (the default, fastest) is one
+        uint32 slot per id of ``[0, capacity)``, for ids in ``[0, 2**31)``;
+        ``"paged"`` is a radix tree whose leaves grow with their ids into
+        pages of 4096 slots, for clustered ids in ``[0, 2**48)`` (ids
+        scattered uniformly cost it hundreds of bytes each, and adds near
+        0.5 us each at 1M: use hash for those); ``"hash"`` is an
+        open-addressing table whose memory follows the members, for any
+        ids in ``[0, 2**63)``. Same API and results for all three; see
+        :mod:`sparseset.sets.index_kinds` for their memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = SparseSet(capacity=100)
+    >>> s.add(np.array([7, 3, 9, 3]))
+    3
+    >>> s.discard([3])
+    1
+    >>> s.ids.tolist(), 9 in s, s.contains([7, 8]).tolist()
+    ([7, 9], True, [True, False])
+    >>> h = SparseSet(index="hash"); h.add([2**62, 5])
+    2
+    >>> 2**62 in h, h.ids.dtype
+    (True, dtype('int64'))
+
+    Notes
+    -----
+    The stores built on a set (:class:`~sparseset.ComponentStore` keeps
+    its ids in one) use this internal interface and nothing else of it:
+    ``_arrays`` (the state: ``sparse``, ``dense``, ``n``, ``epoch``, read
+    by kernels), ``_hold(state)`` (hand over a state with more attributes:
+    the store's columns, or a twin), ``_members()``, ``_index()``,
+    ``_insert()``, ``_removal_batch()`` and ``_require_members()``
+    (docs/architecture.md, "Who may ask what").
+    """
+
+    # ``_twin`` is this set's own jit twin once handed out (then also its
+    # ``_arrays``): its scalar calls go through the twin's compiled methods.
+    __slots__ = ("__weakref__", "_arrays", "_kind", "_twin")
+    # An _Arrays, or the jit twin once handed out: the same fields, which
+    # the twin's typing declares read-only (they are set through numba).
+    _arrays: Any
+    __hash__ = None  # type: ignore[assignment]  # mutable, like set
+
+    def __init__(self, capacity: int = 0, index: str = "flat") -> None:
+        kind = kind_named(index)
+        capacity = kind.check_capacity(capacity)
+        self._kind = kind
+        self._arrays = _Arrays(kind.new(capacity), np.empty(capacity, kind.id_dtype), 0)
+        self._twin: Any = None
+
+    # -- construction -----------------------------------------------------
+
+    @classmethod
+    def from_ids(
+        cls, ids: Any, capacity: int | None = None, index: str = "flat"
+    ) -> SparseSet:
+        """Build a set from ids, keeping the first occurrence of each.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([5, 1, 5]).ids.tolist()
+        [5, 1]
+        >>> SparseSet.from_ids([2**40], index="paged").kind
+        'paged'
+        """
+        s = cls(0 if capacity is None else capacity, index)
+        s.add(ids)
+        return s
+
+    @classmethod
+    def _from_iterable(  # type: ignore[override]  # ids only, not any _S
+        cls, it: Iterable[Any]
+    ) -> SparseSet:
+        # collections.abc.Set's mixins build results through this hook.
+        return cls.from_ids(it if isinstance(it, np.ndarray) else list(it))
+
+    def copy(self) -> SparseSet:
+        """A new set with the same members in the same order.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([4, 2]); t = s.copy(); t.add(9)
+        1
+        >>> s.ids.tolist(), t.ids.tolist()
+        ([4, 2], [4, 2, 9])
+        """
+        out = self._empty(self.capacity, len(self))
+        out._fill(self._members())
+        return out
+
+    __copy__ = copy
+
+    def _empty(self, capacity: int, members: int) -> SparseSet:
+        """An empty set of the same class and kind, with room for
+        ``members`` members (and, for flat, ids below ``capacity``)."""
+        kind = self._kind
+        out = type(self).__new__(type(self))
+        index = kind.sized(capacity, members)
+        rows = min(members, kind.row_limit(index))
+        out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
+        out._kind = kind
+        out._twin = None
+        return out
+
+    def _fill(self, members: np.ndarray) -> None:
+        """Add ``members`` (distinct ids of another set) to this empty set."""
+        a = self._arrays
+        self._grow_dense(members.shape[0])
+        a.n = self._insert(members, False, None, None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "capacity": self.capacity,
+            "index": self._kind.name,
+            "ids": self._members().copy(),
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        SparseSet.__init__(self, state["capacity"], state.get("index", "flat"))
+        self.add(state["ids"])
+
+    # -- size and storage -------------------------------------------------
+
+    def __len__(self) -> int:
+        n: int = self._arrays.n
+        return n
+
+    @property
+    def kind(self) -> str:
+        """The index kind: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        Examples
+        --------
+        >>> SparseSet(index="hash").kind
+        'hash'
+        """
+        return self._kind.name
+
+    @property
+    def capacity(self) -> int:
+        """What fits without growing: for the flat index, ids in
+        ``[0, capacity)``; for paged and hash, that many members.
+
+        Examples
+        --------
+        >>> SparseSet(capacity=10).capacity, SparseSet(100, index="hash").capacity
+        (10, 100)
+        """
+        a = self._arrays
+        return self._kind.capacity(a.sparse, a.dense)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the set's arrays: its index and ``dense``.
+
+        Per member, at 1M members: flat 4 bytes per id of the whole space
+        plus 4 per member; paged 4 bytes per id of each filled 4096-id block
+        (sparser blocks less) plus 8 per member; hash about 32 bytes plus 8 (see
+        :mod:`sparseset.sets.index_kinds`).
+
+        Examples
+        --------
+        >>> SparseSet(capacity=1000).nbytes
+        8000
+        """
+        a = self._arrays
+        return int(index_nbytes(a.sparse) + a.dense.nbytes)
+
+    def reserve(self, capacity: int) -> None:
+        """Grow storage so that ``capacity`` fits without regrowth.
+
+        For the flat index, ids below ``capacity``; for paged and hash, that
+        many members (paged: pages for that many clustered ids). Members
+        and their order are kept. Growing invalidates checkpoints.
+
+        Examples
+        --------
+        >>> s = SparseSet(); s.reserve(1_000); s.capacity
+        1000
+        >>> h = SparseSet(index="hash"); h.reserve(10_000); h.capacity
+        10000
+        """
+        kind = self._kind
+        capacity = kind.check_capacity(capacity)
+        a = self._arrays
+        reserved = kind.reserve(a.sparse, a.dense, a.n, capacity)
+        if reserved is not a.sparse:
+            a.sparse = reserved
+            a.epoch += 1
+        self._grow_dense(capacity)
+
+    def _grow_index(self, members: int, top: int, n: int | None = None) -> None:
+        """Regrow the index for ``members`` members and ids up to ``top``.
+
+        ``n`` counts the ids in dense whose positions the index must keep:
+        the members, unless a batch has appended more (``a.n`` not yet set).
+        """
+        a = self._arrays
+        n = a.n if n is None else n
+        a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
+        a.epoch += 1
+
+    def _grow_dense(self, needed: int) -> None:
+        a = self._arrays
+        old = a.dense
+        limit = self._kind.row_limit(a.sparse)
+        needed = min(needed, limit)
+        if needed <= old.shape[0]:
+            return
+        length = kernels.grown_length(old.shape[0], needed, limit)
+        dense = np.empty(length, self._kind.id_dtype)
+        # Copy past n too: ids removed since a checkpoint live there.
+        dense[: old.shape[0]] = old
+        a.dense = dense
+
+    def _members(self) -> np.ndarray:
+        a = self._arrays
+        members: np.ndarray = a.dense[: a.n]
+        return members
+
+    def _hold(self, state: _Arrays | Twin) -> None:
+        """Keep ``state`` from now on: the same set, with more attributes
+        (a store's columns) or as a jit twin the caller handed out."""
+        self._arrays = state
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The members in dense order, as a read-only view (no copy).
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([3, 1]).ids
+        array([3, 1], dtype=int32)
+        """
+        view = self._members()
+        view.flags.writeable = False
+        return view
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = self.ids
+        if dtype is not None and np.dtype(dtype) != out.dtype:
+            return out.astype(dtype)
+        return out.copy() if copy else out
+
+    def to_arrow(self) -> Any:
+        """The members in dense order as a ``pyarrow.Array``, zero-copy.
+
+        The array is a view of the set's buffer: copy it before changing
+        the set if it must not change. Needs pyarrow
+        (``pip install "sparseset[arrow]"``).
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([4, 2]).to_arrow().to_pylist()
+        [4, 2]
+        """
+        from ..io.tabular import to_arrow_array
+
+        return to_arrow_array(self.ids)
+
+    def __iter__(self) -> Iterator[int]:
+        # A snapshot: mutating the set while iterating cannot derail the loop.
+        return iter(self._members().tolist())
+
+    def __repr__(self) -> str:
+        shown = self._members()[:8].tolist()
+        more = ", ..." if len(self) > 8 else ""
+        body = ", ".join(map(str, shown))
+        return f"{type(self).__name__}([{body}{more}], size={len(self)})"
+
+    @property
+    def jit(self) -> Any:
+        """A twin sharing this set's arrays, for ``@njit`` code.
+
+        It has ``contains(i)``, ``index(i)``, ``add(i)`` (True if new; grows
+        inside njit), ``remove(i)`` (False if absent), ``size`` and ``ids``,
+        and for backtracking ``checkpoint()``, ``rollback(token)``,
+        ``keep_only(ids)``, ``discard(ids)`` and ``pop()``, with the Python
+        methods' semantics (tokens from either side work on the other). Its
+        type is cacheable, so a ``@njit(cache=True)`` function taking it
+        compiles once per machine (see :mod:`sparseset.jit`). From the first
+        use on, the set and the twin share one state: what either changes,
+        the other sees. Asking again returns the same twin.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> @njit
+        ... def add_evens(js, stop):
+        ...     for i in range(0, stop, 2):
+        ...         js.add(i)
+        ...     return js.size
+        >>> s = SparseSet(); add_evens(s.jit, 10)
+        5
+        >>> s.ids.tolist()
+        [0, 2, 4, 6, 8]
+        """
+        a = self._arrays
+        if type(a) is _Arrays:
+            from ..jit.twins import make_twin
+
+            a = self._arrays = self._twin = make_twin(a, {})
+        return a
+
+    # -- batch mutation ---------------------------------------------------
+
+    def add(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
+        """Add the ids that are not members yet, in batch order.
+
+        Returns how many were new. Ids past capacity grow the set; an id
+        that is negative, not an integer or outside the index's range
+        raises and adds nothing. An add that adds a member invalidates
+        checkpoints; one that adds nothing changes nothing.
+
+        Examples
+        --------
+        >>> s = SparseSet()
+        >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
+        (2, 0, [5, 2])
+        """
+        a = self._arrays
+        n = a.n
+        if type(ids) is int and 0 <= ids < self._kind.limit:
+            if type(a) is _Arrays:
+                # One id: the scalar kernels. A set with no room for a new
+                # member (from_ids sizes it exactly) still knows its own.
+                if n < a.dense.shape[0]:
+                    p = kernels.add_one(a.parts, a.dense, n, ids)
+                    if p == n:
+                        a.n = n + 1
+                        a.epoch += 1
+                        return 1
+                    if p >= 0:
+                        return 0
+                elif kernels.find_one(a.parts, a.dense, n, ids) >= 0:
+                    return 0
+            elif a is self._twin:
+                # Once the twin holds the state, every field read from
+                # Python is a compiled call: the twin's own add is cheaper.
+                return int(a.add(ids))
+        arr, scalar = as_ids(ids)
+        a.n = self._insert(arr, scalar, ids, None)
+        if a.n != n:
+            a.epoch += 1
+        added: int = a.n - n
+        return added
+
+    def _insert(
+        self, arr: np.ndarray, scalar: bool, source: Any, positions: np.ndarray | None
+    ) -> int:
+        """Append the non-members of ``arr`` past n; return the new n.
+
+        ``n`` itself is left for the caller to set (a store first fits its
+        columns to the grown ``dense``). With ``positions``, records every
+        id's dense position. The kernel stops at an id its index cannot take
+        or has no room for; then the whole batch is validated once (a bad
+        batch is undone and raises, the set exactly as before) and the
+        index grows until the rest fits.
+        """
+        a = self._arrays
+        n = a.n
+        count = arr.shape[0]
+        record = np.empty(0, np.int64) if positions is None else positions
+        validated = False
+        top = -1
+        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
+            # Appends overwrite dense past n, where the ids removed since a
+            # live checkpoint wait: a batch that may fail must fail first.
+            top = self._validate_add(arr, scalar, source)
+            validated = True
+        index, dense = a.sparse, a.dense
+        self._grow_dense(n + count)
+        m, stop = kernels.upsert(a.sparse, a.dense, n, arr, record, 0)
+        while stop >= 0:
+            if not validated:
+                try:
+                    top = self._validate_add(arr, scalar, source)
+                except (TypeError, ValueError):
+                    kernels.unindex(a.sparse, a.dense, n, m)
+                    a.sparse, a.dense = index, dense
+                    raise
+                validated = True
+            self._grow_index(m + count - stop, top, m)
+            self._grow_dense(n + count)
+            m, stop = kernels.upsert(a.sparse, a.dense, m, arr, record, stop)
+        return int(m)
+
+    def _validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
+        """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
+        reject_negative(arr, scalar)
+        if not arr.size:
+            return -1
+        kind = self._kind
+        top = int(arr.max())
+        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, kind.hint(top))
+        return top
+
+    def _removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """Validate ids for a removal (no negative ids), not aliasing dense."""
+        arr, scalar = as_ids(ids)
+        reject_negative(arr, scalar)
+        return self._not_aliasing(arr), scalar
+
+    def _not_aliasing(self, arr: np.ndarray) -> np.ndarray:
+        """``arr``, copied if it shares memory with ``dense``: ``s.discard(s.ids)``
+        would otherwise read ids that its own swaps are moving."""
+        return arr.copy() if np.may_share_memory(arr, self._arrays.dense) else arr
+
+    def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
+        """Remove the ids that are members, ignore the rest.
+
+        Removal is swap-and-pop in batch order. Returns how many left.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([0, 2, 3])
+        >>> s.discard([0, 42]), s.ids.tolist()
+        (1, [3, 2])
+        """
+        removed = self._discard_one(ids)
+        if removed is not None:
+            return removed
+        return self._discard(self._removal_batch(ids)[0])
+
+    def _discard_one(self, x: Any) -> int | None:
+        """Discard one plain int id without the batch machinery: how many
+        left (0 or 1), or None where this path does not apply."""
+        if type(x) is not int or not 0 <= x < _INT64_END:
+            return None
+        a = self._arrays
+        if type(a) is _Arrays:
+            n = a.n
+            a.n = kernels.discard_one(a.parts, a.dense, n, x)
+            return n - a.n
+        if a is self._twin:
+            return int(a.remove(x))
+        return None
+
+    def _discard(self, arr: np.ndarray) -> int:
+        """Discard validated ids (non-negative, any integer dtype)."""
+        return self._removing(kernels.discard, arr)
+
+    def _removing(self, kernel: Any, arr: np.ndarray) -> int:
+        """Run a removal kernel (``discard`` or ``keep_only``) on validated
+        ids; how many members it removed. Every batch removal ends here."""
+        a = self._arrays
+        n = a.n
+        a.n = kernel(a.sparse, a.dense, n, self._not_aliasing(arr))
+        removed: int = n - a.n
+        return removed
+
+    def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
+        """Remove ids that must all be members; returns how many left.
+
+        Raises ``KeyError`` naming the first absent id and removes nothing
+        if any is absent. A repeated id counts once.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2, 3])
+        >>> s.remove([3, 1, 3]), s.ids.tolist()
+        (2, [2])
+        >>> s.remove(7)
+        Traceback (most recent call last):
+        ...
+        KeyError: 'id = 7 is not a member; nothing was removed'
+        """
+        removed = self._discard_one(ids)
+        if removed == 0:
+            raise KeyError(f"id = {ids} is not a member; nothing was removed")
+        if removed is not None:
+            return removed
+        arr, scalar = self._removal_batch(ids)
+        self._require_members(arr, scalar, ids)
+        return self._discard(arr)
+
+    def _require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
+        """Raise ``KeyError`` naming the first id of ``arr`` that is absent."""
+        a = self._arrays
+        k = kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True)
+        if k >= 0:
+            raise KeyError(
+                f"{describe(arr, k, scalar, source)} is not a member; "
+                "nothing was removed"
+            )
+
+    def keep_only(self, ids: Any) -> int:
+        """Remove every member that is not in ``ids``; returns how many left.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2, 3, 4])
+        >>> s.keep_only([4, 2, 9]), sorted(s)
+        (2, [2, 4])
+        """
+        return self._keep_only(self._removal_batch(ids)[0])
+
+    def _keep_only(self, arr: np.ndarray) -> int:
+        """:meth:`keep_only` of validated ids."""
+        return self._removing(kernels.keep_only, arr)
+
+    def clear(self) -> None:
+        """Remove every member in O(1). Invalidates checkpoints.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2]); s.clear(); len(s)
+        0
+        """
+        self._arrays.n = 0
+        self._arrays.epoch += 1
+
+    def pop(self) -> int:
+        """Remove and return the last member in dense order.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([1, 2]).pop()
+        2
+        """
+        a = self._arrays
+        if a.n == 0:
+            raise KeyError("pop from an empty SparseSet")
+        a.n -= 1
+        kernels.unindex(a.sparse, a.dense, a.n, a.n + 1)
+        return int(a.dense[a.n])
+
+    def sort(self) -> None:
+        """Put the members in ascending order. Invalidates checkpoints.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([5, 1, 3]); s.sort(); s.ids.tolist()
+        [1, 3, 5]
+        """
+        a = self._arrays
+        kernels.sort(a.sparse, a.dense, a.n)
+        a.epoch += 1
+
+    # -- backtracking -----------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """Mark the current members so that later removals can be undone.
+
+        Tokens nest like a stack. Any add, clear, sort or growth
+        invalidates them.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2, 3])
+        >>> token = s.checkpoint(); s.discard([1, 3])
+        2
+        >>> s.rollback(token); sorted(s)
+        [1, 2, 3]
+        """
+        a = self._arrays
+        marks, depth = kernels.marks.push_mark(a.marks, a.depth, a.n, a.epoch, a.stamp)
+        a.marks, a.depth = marks, depth
+        token = Checkpoint(a.owner, depth - 1, a.stamp)
+        a.stamp += 1
+        return token
+
+    def rollback(self, token: Checkpoint) -> None:
+        """Restore every member removed since ``token`` was taken, in O(removed).
+
+        Newer tokens are dropped; ``token`` itself stays valid. The restored
+        members' order is not promised. Raises ``ValueError`` if the token
+        is not valid for this set.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2])
+        >>> t = s.checkpoint(); s.remove(1); s.rollback(t); len(s)
+        1
+        2
+        """
+        a = self._arrays
+        count = -1
+        if is_token(token) and token[0] == a.owner:
+            count = kernels.marks.marked_count(
+                a.marks, a.depth, a.epoch, token[1], token[2]
+            )
+        if count < 0:
+            raise ValueError(
+                f"{token!r} is not a live checkpoint of this set: an add, clear, "
+                "sort or growth since it was taken, or a rollback to an older "
+                "checkpoint, invalidated it"
+            )
+        # Removals only swap ids past n, so restoring n restores them; a hash
+        # index erased them, and gets them back.
+        kernels.reindex(a.sparse, a.dense, a.n, count)
+        a.n = int(count)
+        a.depth = int(token[1]) + 1
+
+    # -- queries ----------------------------------------------------------
+
+    def contains(self, ids: Any) -> Any:
+        """Membership of each id: a bool for one id, a bool array for a batch.
+
+        Non-negative ids outside the index's range are simply absent;
+        negative ids raise ``ValueError`` (use ``x in s`` for ``set``'s
+        never-raising answer).
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([2, 4])
+        >>> s.contains(4), s.contains([1, 2, 2**40]).tolist()
+        (True, [False, True, False])
+        """
+        a = self._arrays
+        if type(ids) is int and 0 <= ids < _INT64_END:
+            if type(a) is _Arrays:
+                return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
+            if a is self._twin:
+                return a.contains(ids)
+        arr, scalar = as_ids(ids)
+        out = np.empty(arr.shape[0], np.bool_)
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
+        if kernel(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
+        return bool(out[0]) if scalar else out
+
+    def __contains__(self, x: object) -> bool:
+        # As for set: any hashable x gets an answer, and only an id can be
+        # a member. Plain ints first, on the scalar kernel.
+        if type(x) is int and 0 <= x < _INT64_END:
+            a = self._arrays
+            if type(a) is _Arrays:
+                return kernels.find_one(a.parts, a.dense, a.n, x) >= 0
+            if a is self._twin:
+                return a.contains(x)  # type: ignore[no-any-return]
+        x = one_id(x)
+        return x is not None and bool(self.contains(x))
+
+    def index(self, ids: Any) -> Any:
+        """Position of each id in dense order, -1 where absent.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([2, 4])
+        >>> s.index(4), s.index([4, 3]).tolist()
+        (1, [1, -1])
+        """
+        arr, scalar = as_ids(ids)
+        out = self._index(arr, scalar)
+        return int(out[0]) if scalar else out
+
+    def _index(self, arr: np.ndarray, scalar: bool) -> np.ndarray:
+        """Positions of an id array (validated here for negatives)."""
+        a = self._arrays
+        out = np.empty(arr.shape[0], np.int64)
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
+        if kernel(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
+        return out
+
+    # -- set algebra ------------------------------------------------------
+    #
+    # As for ``set``: operators take sets only, named methods any iterable.
+    # Where the answer needs no new member (``&``, ``-``, comparisons and
+    # their named and in-place forms), an element of the other operand that
+    # cannot be an id is simply not a member; where it would have to become
+    # one (``|``, ``^``, ``union``, ``update``), it raises. A result takes
+    # the left operand's index kind, and raises if a member does not fit it.
+
+    def _like(self, ids: Any) -> SparseSet:
+        """A set of this kind holding ``ids`` (raises for a non-id)."""
+        return type(self).from_ids(ids, index=self._kind.name)
+
+    def _operand(self, other: Any) -> SparseSet:
+        return other if isinstance(other, SparseSet) else self._like(other)
+
+    def _filtered(
+        self, source: SparseSet, probe: SparseSet, keep: bool, out: SparseSet
+    ) -> SparseSet:
+        """Append to ``out`` the members of ``source`` whose membership in
+        ``probe`` is ``keep``."""
+        o, p = out._arrays, probe._arrays
+        ids = source._members()
+        bits = probe._member_bits(ids.shape[0])
+        start = 0
+        while True:
+            if bits is None:
+                o.n, stop = kernels.filter_into(
+                    ids, p.sparse, p.dense, p.n, keep, o.sparse, o.dense, o.n, start
+                )
+            else:
+                o.n, stop = kernels.algebra.filter_marked(
+                    ids, bits, keep, o.sparse, o.dense, o.n, start
+                )
+            if stop < 0:
+                return out
+            # The out index cannot take ids[stop] yet: raise if no set of
+            # its kind could (an id from a set of a wider kind), else grow.
+            # Later ids past its range may yet be filtered out (``&``).
+            rest = ids[stop:]
+            kind = out._kind
+            x = int(ids[stop])
+            if x >= kind.limit:
+                raise ValueError(
+                    f"{x}, a member of the right operand, is outside the "
+                    f"{kind.name} index's range {kind.range_text}, and the result "
+                    f"takes the left operand's kind{kind.hint(x)}"
+                )
+            top = int(rest[rest < kind.limit].max())
+            out._grow_index(o.n + rest.shape[0], top)
+            out._grow_dense(o.n + rest.shape[0])
+            start = stop
+
+    def _member_bits(self, probes: int) -> np.ndarray | None:
+        """A bitmap of the members (bit ``x`` of word ``x // 64``) to answer
+        ``probes`` membership probes from, or None where the index does
+        better: not flat, or the bitmap costs more to clear and fill than
+        the probes save (one L2 hit each where the index takes two misses,
+        intersecting 1M ids in a 4M space 1.5x faster)."""
+        a = self._arrays
+        # Only an index spanning the id space bounds the bitmap's length.
+        if not self._kind.counts_ids or a.n > 2 * probes:
+            return None
+        words = -(-a.sparse.shape[0] // 64)
+        if 8 * words > 4 * (probes + a.n):
+            return None
+        bits = np.zeros(words, np.uint64)
+        kernels.algebra.mark_members(bits, a.dense, a.n)
+        return bits
+
+    def _empty_for(self, other: SparseSet, members: int) -> SparseSet:
+        """An empty result of this set's kind, room for ``members`` members
+        and, for flat, the ids of both operands that a flat index spans."""
+        capacity = self.capacity
+        if other._kind is self._kind:
+            capacity = max(capacity, other.capacity)
+        return self._empty(capacity, members)
+
+    def _and(self, other: SparseSet) -> SparseSet:
+        small, large = (self, other) if len(self) <= len(other) else (other, self)
+        return self._filtered(
+            small, large, True, self._empty(self.capacity, len(small))
+        )
+
+    def _or(self, other: SparseSet) -> SparseSet:
+        out = self._empty_for(other, len(self) + len(other))
+        out._fill(self._members())
+        return self._filtered(other, self, False, out)
+
+    def _sub(self, other: SparseSet) -> SparseSet:
+        return self._filtered(self, other, False, self._empty(self.capacity, len(self)))
+
+    def _xor(self, other: SparseSet) -> SparseSet:
+        out = self._empty_for(other, len(self) + len(other))
+        self._filtered(self, other, False, out)
+        return self._filtered(other, self, False, out)
+
+    def _le(self, other: SparseSet) -> bool:
+        if len(self) > len(other):
+            return False
+        o = other._arrays
+        return bool(
+            kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
+        )
+
+    # The operators are the named methods, for sets only (as ``set``'s
+    # are): ``NotImplemented`` for anything else lets Python try the other
+    # operand. Reflected forms are reached only when the left operand is
+    # another kind of set.
+    __and__ = __rand__ = _operator(lambda s, o: s.intersection(o))
+    __or__ = __ror__ = _operator(lambda s, o: s.union(o))
+    __sub__ = _operator(lambda s, o: s.difference(o))
+    __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
+    __xor__ = __rxor__ = _operator(lambda s, o: s.symmetric_difference(o))
+    __le__ = _operator(lambda s, o: s.issubset(o))
+    __ge__ = _operator(lambda s, o: s.issuperset(o))
+    __lt__ = _operator(lambda s, o: len(s) < len(o) and s.issubset(o))
+    __gt__ = _operator(lambda s, o: len(s) > len(o) and s.issuperset(o))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AbstractSet):
+            return NotImplemented
+        return len(self) == len(other) and self.issubset(other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def isdisjoint(self, other: Any) -> bool:
+        """True if no element of ``other`` is a member.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
+        True
+        """
+        if isinstance(other, SparseSet):
+            small, large = (self, other) if len(self) <= len(other) else (other, self)
+            probe, ids = large._arrays, small._members()
+        else:
+            ids, _ = ids_among(other)
+            probe = self._arrays
+        return bool(
+            kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
+        )
+
+    # -- named set methods: any iterable is accepted, as set's methods do --
+
+    def union(self, *others: Any) -> SparseSet:
+        """Members of the set or of any of ``others``.
+
+        Examples
+        --------
+        >>> sorted(SparseSet.from_ids([1]).union([2], SparseSet.from_ids([3])))
+        [1, 2, 3]
+        """
+        return self._fold(others, SparseSet._or, SparseSet.add)
+
+    def intersection(self, *others: Any) -> SparseSet:
+        """Members of the set that are in every one of ``others``.
+
+        Examples
+        --------
+        >>> sorted(SparseSet.from_ids([1, 2, 3]).intersection([3, 2, 7, "x"]))
+        [2, 3]
+        """
+        return self._fold(
+            others, SparseSet._and, lambda out, o: out._keep_only(ids_among(o)[0])
+        )
+
+    def difference(self, *others: Any) -> SparseSet:
+        """Members of the set that are in none of ``others``.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([1, 2, 3]).difference([2, -5]).ids.tolist()
+        [1, 3]
+        """
+        return self._fold(
+            others, SparseSet._sub, lambda out, o: out._discard(ids_among(o)[0])
+        )
+
+    def _fold(
+        self,
+        others: tuple[Any, ...],
+        with_set: Callable[[SparseSet, SparseSet], SparseSet],
+        with_ids: Callable[[SparseSet, Any], object],
+    ) -> SparseSet:
+        """A new set: this one with each of ``others`` applied in turn.
+
+        A SparseSet goes through ``with_set``, which returns a new set from
+        the kernels; anything else through ``with_ids``, which changes a
+        copy in place (reading the iterable as ``set``'s methods do).
+        """
+        out = self
+        for other in others:
+            if isinstance(other, SparseSet):
+                out = with_set(out, other)
+            else:
+                out = out.copy() if out is self else out
+                with_ids(out, other)
+        return out.copy() if out is self else out
+
+    def symmetric_difference(self, other: Any) -> SparseSet:
+        """Ids in exactly one of the set and ``other``.
+
+        Examples
+        --------
+        >>> sorted(SparseSet.from_ids([1, 2]).symmetric_difference([2, 3]))
+        [1, 3]
+        """
+        return self._xor(self._operand(other))
+
+    def issubset(self, other: Any) -> bool:
+        """True if every member is in ``other``.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([1, 2]).issubset([2, 1, 5, "x"])
+        True
+        """
+        if isinstance(other, SparseSet):
+            return self._le(other)
+        arr, _ = ids_among(other)
+        found = arr[self.contains(arr)]
+        return bool(np.unique(found).shape[0] == len(self))
+
+    def issuperset(self, other: Any) -> bool:
+        """True if every element of ``other`` is a member.
+
+        Examples
+        --------
+        >>> SparseSet.from_ids([1, 2]).issuperset([2, 2]), SparseSet().issuperset([-1])
+        (True, False)
+        """
+        if isinstance(other, SparseSet):
+            return other._le(self)
+        arr, others = ids_among(other)
+        a = self._arrays
+        return not others and (
+            kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
+        )
+
+    def update(self, *others: Any) -> None:
+        """Add the ids of every one of ``others``.
+
+        Examples
+        --------
+        >>> s = SparseSet(); s.update([1, 2], {2: "b", 3: "c"}); s.ids.tolist()
+        [1, 2, 3]
+        """
+        for other in others:
+            self.add(other._members() if isinstance(other, SparseSet) else other)
+
+    def intersection_update(self, *others: Any) -> None:
+        """Keep only the members found in every one of ``others``.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2, 3]); s.intersection_update([3, 1, None])
+        >>> sorted(s)
+        [1, 3]
+        """
+        for other in others:
+            if isinstance(other, SparseSet):
+                self._keep_only(other._members())
+            else:
+                self._keep_only(ids_among(other)[0])
+
+    def difference_update(self, *others: Any) -> None:
+        """Remove the ids of every one of ``others``.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2, 3]); s.difference_update([2, -1])
+        >>> s.ids.tolist()
+        [1, 3]
+        """
+        for other in others:
+            if isinstance(other, SparseSet):
+                self._discard(other._members())
+            else:
+                self._discard(ids_among(other)[0])
+
+    def symmetric_difference_update(self, other: Any) -> None:
+        """Remove the ids of ``other`` that are members, add the rest.
+
+        Examples
+        --------
+        >>> s = SparseSet.from_ids([1, 2]); s.symmetric_difference_update([2, 3])
+        >>> sorted(s)
+        [1, 3]
+        """
+        toggled = self._operand(other)._members()
+        present = self.contains(toggled)
+        # Validate the additions first so a failure changes nothing.
+        self._validate_add(toggled[~present], False, None)
+        self._discard(toggled[present])
+        self.add(toggled[~present])
+
+    __ior__ = _in_place(lambda s, o: s.update(o))
+    __iand__ = _in_place(lambda s, o: s.intersection_update(o))
+    __isub__ = _in_place(lambda s, o: s.difference_update(o))
+    __ixor__ = _in_place(lambda s, o: s.symmetric_difference_update(o))
+
+
+def threaded(arr: np.ndarray) -> bool:
+    """Whether a lookup batch is big enough for the threaded kernels."""
+    return arr.shape[0] >= PARALLEL_THRESHOLD and numba.get_num_threads() > 1

@@ -1,0 +1,945 @@
+"""Component storage: ids with named struct-of-arrays columns.
+
+A :class:`ComponentStore` is a :class:`~sparseset.SparseSet` of ids plus one
+numpy array per column, whose row ``p`` belongs to the id at ``dense[p]``.
+Swap-and-pop removal moves the rows of every column inside the same kernel
+pass that moves the id, so the columns stay packed and aligned: a system
+iterates ``store["pos"]`` as one contiguous array.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import kernels
+from ..io.schema import parse_schema
+from ..sets.ids import as_ids, describe, reject_negative
+from ..sets.sparse_set import _INT64_END, SparseSet, _Arrays
+
+_WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
+# discard_rows needs at least one column to unroll over (see kernels.discard).
+_NO_ROWS = (np.empty((0, 0), np.uint8),)
+
+
+class UnknownColumnError(KeyError, TypeError):
+    """A column name the store does not have.
+
+    It is a ``KeyError`` (``store["nope"]``) and a ``TypeError`` (like an
+    unexpected keyword argument in ``store.add(ids, nope=...)``).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class _StoreArrays(_Arrays):
+    """A set's state plus each column's full array as ``_col_<name>``.
+
+    The jit twin has the same attributes, so it can stand in for this.
+    """
+
+    __slots__ = ("__dict__",)
+
+
+def is_same_view(value: Any, rows: np.ndarray) -> bool:
+    """Whether ``value`` is a view of exactly ``rows``.
+
+    ``rows += x`` on a view taken by ``obj[name]`` ends in
+    ``obj[name] = rows``, after the update already happened in place; this
+    spots that case so the assignment can cost nothing.
+    """
+    return (
+        isinstance(value, np.ndarray)
+        and value.base is rows.base
+        and value.__array_interface__ == rows.__array_interface__
+    )
+
+
+def _words(column: np.ndarray) -> np.ndarray:
+    """``column`` as a 2-D array of the widest unsigned word its rows allow.
+
+    Row kernels move words, not typed values, so one compiled loop serves
+    every dtype.
+    """
+    rows = column.reshape(column.shape[0], int(np.prod(column.shape[1:])))
+    row_bytes = rows.shape[1] * column.dtype.itemsize
+    word = next(size for size in _WORDS if row_bytes % size == 0)
+    return rows.view(np.uint8).view(_WORDS[word])
+
+
+def _nested(value: Any) -> bool:
+    """Whether ``value`` is a (nested) list or tuple, not an array."""
+    return isinstance(value, list | tuple)
+
+
+def _is_integer(value: Any) -> bool:
+    """Whether ``value`` is an integer (a bool is not)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def _all_integers(array: np.ndarray) -> bool:
+    """Whether ``array`` holds integers only (Python ints in an object array
+    included: numpy keeps those past 2**64 as objects)."""
+    if array.dtype.kind in "iu":
+        return True
+    return array.dtype.kind == "O" and all(_is_integer(v) for v in array.flat)
+
+
+def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
+    """Raise ``ValueError`` naming the first value outside ``dtype``'s range
+    and its row (the position along the first axis)."""
+    info = np.iinfo(dtype)
+    if values.dtype.kind in "iu":
+        if not values.size or (
+            np.can_cast(values.dtype, dtype, casting="safe")
+            or (int(values.min()) >= info.min and int(values.max()) <= info.max)
+        ):
+            return
+        outside = (values < info.min) | (values > info.max)
+    else:
+        outside = np.frompyfunc(lambda v: not info.min <= v <= info.max, 1, 1)(
+            values
+        ).astype(bool)
+        if not outside.any():
+            return
+    where = np.unravel_index(int(np.argmax(outside)), values.shape)
+    raise ValueError(
+        f"{label}: value {values[where]} in row {where[0]} is outside the range "
+        f"of {dtype} [{info.min}, {info.max}]; nothing was changed"
+    )
+
+
+class ComponentStore:
+    """Ids with named struct-of-arrays columns, aligned row for row.
+
+    Parameters
+    ----------
+    schema : dict or numpy structured dtype
+        Column name -> dtype, or ``(dtype, row_shape)``:
+        ``{"pos": ("f8", 3), "vel": ("f8", 3), "mass": "f4"}``. An empty
+        dict makes a tag store (membership only).
+    capacity : int, optional
+        Ids that fit before the store grows (a hint).
+    index : {"flat", "paged", "hash"}, optional
+        The id index, as for :class:`~sparseset.SparseSet`: ``"paged"`` or
+        ``"hash"`` for ids past 2**31 or sparse in a huge space.
+
+    Notes
+    -----
+    ``store["pos"]`` is a writable view of the rows of the current members.
+    Growth (adding past the allocated rows, or ``reserve``) reallocates the
+    columns: a view taken before then still holds the old rows, so take a
+    fresh view after adding. Removals and ``clear`` keep the arrays but
+    shrink the member count, so a view taken before them is longer than the
+    store. No data is ever lost by growing.
+
+    A store is a table, not an array: ``np.asarray(store)`` raises
+    ``TypeError`` (use ``store.ids``, ``store[name]`` or ``store.get(ids)``),
+    so ``np.allclose(store, x)`` cannot compare ids by mistake.
+
+    Integer values of any dtype (Python ints included) go into any integer
+    column when they fit; one that does not raises ``ValueError`` naming the
+    column, the value and its row, and nothing changes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> store = ComponentStore({"pos": ("f8", 2), "vel": ("f8", 2)})
+    >>> store.add([7, 3], pos=[[0, 0], [1, 1]], vel=[[1, 1], [0.5, 0.5]])
+    2
+    >>> store["pos"] += store["vel"] * 2.0
+    >>> store.get(3)["pos"].tolist()
+    [2.0, 2.0]
+    """
+
+    def __init__(self, schema: Any, capacity: int = 0, index: str = "flat") -> None:
+        self._schema = parse_schema(schema)
+        #: Column name -> the state's attribute holding its full array.
+        self._attributes = {name: f"_col_{name}" for name in self._schema}
+        self._keys = SparseSet(capacity, index)
+        old = self._state()
+        state = _StoreArrays(old.sparse, old.dense, old.n)
+        self._keys._hold(state)
+        for name, (dtype, shape) in self._schema.items():
+            setattr(
+                state, f"_col_{name}", np.zeros((old.dense.shape[0], *shape), dtype)
+            )
+
+    # -- schema and storage -----------------------------------------------
+
+    @property
+    def schema(self) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
+        """Column name -> ``(dtype, row_shape)``.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f4"}).schema
+        {'mass': (dtype('float32'), ())}
+        """
+        return dict(self._schema)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column names, in schema order.
+
+        Examples
+        --------
+        >>> ComponentStore({"pos": ("f8", 3), "mass": "f4"}).columns
+        ('pos', 'mass')
+        """
+        return tuple(self._schema)
+
+    def _column(self, name: str) -> np.ndarray:
+        if name not in self._schema:
+            raise UnknownColumnError(
+                f"{name!r} is not a column of this store; columns: "
+                f"{', '.join(self._schema) or '(none)'}"
+            )
+        array: np.ndarray = getattr(self._state(), f"_col_{name}")
+        return array
+
+    def _state(self) -> Any:
+        """The key set's state (``sparse``, ``dense``, ``n``, ``epoch``) with
+        the columns as ``_col_<name>``: an ``_Arrays`` or the jit twin."""
+        return self._keys._arrays
+
+    def _members(self) -> np.ndarray:
+        """The keys, aligned with the rows (a view of ``dense[:n]``)."""
+        return self._keys._members()
+
+    def _first_absent(self, keys: np.ndarray) -> int:
+        """Position of the first of ``keys`` (valid keys) that is not a
+        member; -1 if all are."""
+        a = self._state()
+        return int(kernels.first_mismatch(a.sparse, a.dense, a.n, keys, True))
+
+    def _rows(self) -> tuple[np.ndarray, ...]:
+        """Every column as words, for the row-moving kernels."""
+        return tuple(_words(self._column(name)) for name in self._schema) or _NO_ROWS
+
+    def _fit_columns(self) -> None:
+        """Give every column as many rows as ``dense`` has slots."""
+        state = self._state()
+        rows, n = state.dense.shape[0], state.n
+        for name, (dtype, shape) in self._schema.items():
+            old = getattr(state, f"_col_{name}")
+            if old.shape[0] < rows:
+                column = np.empty((rows, *shape), dtype)
+                column[:n] = old[:n]
+                setattr(state, f"_col_{name}", column)
+
+    def reserve(self, capacity: int) -> None:
+        """Grow storage so ids below ``capacity`` fit without regrowth.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"mass": "f4"}); store.reserve(100)
+        >>> store.capacity
+        100
+        """
+        self._keys.reserve(capacity)
+        self._fit_columns()
+
+    @property
+    def capacity(self) -> int:
+        """What fits without growing, as for :attr:`SparseSet.capacity`.
+
+        Examples
+        --------
+        >>> ComponentStore({}, capacity=10).capacity
+        10
+        """
+        return self._keys.capacity
+
+    @property
+    def kind(self) -> str:
+        """The index kind of the ids: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f4"}, index="paged").kind
+        'paged'
+        """
+        return self._keys.kind
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index, the ids and every column.
+
+        Examples
+        --------
+        >>> ComponentStore({"mass": "f8"}, capacity=10).nbytes
+        160
+        """
+        return self._keys.nbytes + sum(
+            self._column(name).nbytes for name in self._schema
+        )
+
+    # -- values in, values out --------------------------------------------
+
+    def _column_label(self, name: str) -> str:
+        """How error messages call column ``name``."""
+        return f"column {name!r}"
+
+    def _prepare(self, count: int, columns: dict[str, Any]) -> dict[str, np.ndarray]:
+        """Cast and broadcast column values to ``(count, *row_shape)``.
+
+        Raises before anything is changed: ``UnknownColumnError`` for a name
+        the store lacks, ``TypeError`` for values that cannot be cast with
+        ``casting="same_kind"``, ``ValueError`` for a shape that does not
+        broadcast or an integer that does not fit an integer column.
+        """
+        prepared = {}
+        for name, value in columns.items():
+            self._column(name)
+            dtype, shape = self._schema[name]
+            label = self._column_label(name)
+            array = np.asarray(value)
+            if dtype.kind in "iu" and array.dtype.kind == "f" and _nested(value):
+                # numpy makes floats of Python ints past int64 mixed with
+                # others ([3, 2**63]): keep them exact, as objects, if they
+                # are all integers (real floats are refused as floats).
+                exact = np.array(value, dtype=object)
+                if _all_integers(exact):
+                    array = exact
+            integers = dtype.kind in "iu" and _all_integers(array)
+            # An empty list is float64 to numpy, yet has nothing to cast.
+            if (
+                array.size
+                and not integers
+                and not np.can_cast(array.dtype, dtype, casting="same_kind")
+            ):
+                what = f"{array.dtype} values"
+                if dtype.kind in "iu" and array.dtype.kind == "O":
+                    # Objects say nothing: name the first one that is no integer.
+                    odd = next(v for v in array.flat if not _is_integer(v))
+                    what = f"{odd!r} ({type(odd).__name__})"
+                raise TypeError(
+                    f"{label}: cannot cast {what} to {dtype} (casting='same_kind')"
+                )
+            if count == 0 and array.size == 0:
+                prepared[name] = np.empty((0, *shape), dtype)
+                continue
+            try:
+                array = np.broadcast_to(array, (count, *shape))
+            except ValueError:
+                raise ValueError(
+                    f"{label}: values of shape {array.shape} do not "
+                    f"broadcast to {(count, *shape)} ({count} ids, rows of "
+                    f"shape {shape})"
+                ) from None
+            if integers:
+                # Any integer that fits goes in, whatever its dtype; one
+                # that does not would wrap around silently in a cast.
+                _check_fits(array, dtype, label)
+            prepared[name] = np.ascontiguousarray(array, dtype=dtype)
+        return prepared
+
+    def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
+        for name, array in values.items():
+            column = self._column(name)
+            if np.may_share_memory(array, column):
+                # Rows are written one by one; values read from the column
+                # itself (store.add(ids, hp=store["hp"])) must not change
+                # under the loop.
+                array = array.copy()
+            kernels.scatter_rows(_words(column), positions, _words(array))
+
+    def add(self, ids: Any, /, **columns: Any) -> int:
+        """Add ids with their rows, or replace the rows of members.
+
+        Like ``dict.update``: a repeated id takes its last value. On new
+        rows, columns not given are zero-filled; on replaced rows they are
+        left as they were. Returns how many ids were new. The whole batch
+        is validated before anything changes.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4", "armor": "i4"})
+        >>> store.add([1, 2, 1], hp=[10, 20, 30])
+        2
+        >>> store.add(2, armor=5)
+        0
+        >>> store.get([1, 2])
+        {'hp': array([30, 20], dtype=int32), 'armor': array([0, 5], dtype=int32)}
+        """
+        arr, scalar = as_ids(ids)
+        values = self._prepare(arr.shape[0], columns)
+        state = self._state()
+        n = state.n
+        positions = np.empty(arr.shape[0], np.int64)
+        new_n = self._keys._insert(arr, scalar, ids, positions)
+        self._fit_columns()
+        state.n = new_n
+        if new_n != n:
+            state.epoch += 1
+        for name in self._schema:
+            if name not in values:
+                # A zero of the dtype: blank strings and records, not "0".
+                self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
+        self._scatter(positions, values)
+        return int(new_n - n)
+
+    def _key_of(self, id: int) -> int:
+        """One id (a non-negative Python int) as a key of this store's index."""
+        return id
+
+    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """``ids`` as the keys of this store's index, and whether it was one id."""
+        return as_ids(ids)
+
+    def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
+        """The message for ``ids[k]`` not being a member."""
+        return f"{describe(as_ids(ids)[0], k, scalar, ids)} is not in the store"
+
+    def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """Dense positions of ids that must all be members (else KeyError)."""
+        keys, scalar = self._keys_of(ids)
+        positions = self._keys._index(keys, scalar)
+        if positions.shape[0] and positions.min() < 0:
+            k = int(np.argmax(positions < 0))
+            raise KeyError(self._lacking(ids, k, scalar))
+        return positions, scalar
+
+    def set(self, ids: Any, /, **columns: Any) -> None:
+        """Replace column values of ids that must all be members.
+
+        Raises ``KeyError`` naming the first absent id, changing nothing.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([4, 5])
+        2
+        >>> store.set(5, hp=9); store["hp"].tolist()
+        [0, 9]
+        """
+        positions, _ = self._positions(ids)
+        self._scatter(positions, self._prepare(positions.shape[0], columns))
+
+    def get(self, ids: Any) -> dict[str, Any]:
+        """The rows of ids that must all be members, column by column.
+
+        A batch gives arrays with a leading axis in the order of ``ids``;
+        one id gives single rows. Raises ``KeyError`` naming the first
+        absent id.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2)})
+        >>> store.add([4, 5], pos=[[1, 2], [3, 4]])
+        2
+        >>> store.get([5])["pos"].tolist(), store.get(4)["pos"].tolist()
+        ([[3.0, 4.0]], [1.0, 2.0])
+        """
+        if type(ids) is int and 0 <= ids < _INT64_END:
+            return self._get_one(self._key_of(ids), ids)
+        positions, scalar = self._positions(ids)
+        if scalar:
+            return self._row(int(positions[0]))
+        return {name: self._column(name)[positions] for name in self._schema}
+
+    def _get_one(self, key: int, source: Any) -> dict[str, Any]:
+        """The row of one key (an int64 id of the index), on the scalar
+        kernel; ``source`` is what the caller passed, for the message."""
+        state = self._state()
+        if isinstance(state, _Arrays):
+            p = kernels.find_one(state.parts, state.dense, state.n, key)
+        else:  # a jit twin holds the state
+            p = int(self._keys._index(np.array([key], np.int64), True)[0])
+        if p < 0:
+            raise KeyError(self._lacking(source, 0, True))
+        return self._row(p)
+
+    def _row(self, p: int) -> dict[str, Any]:
+        """Copies of row ``p`` of every column."""
+        state = self._state()
+        row = {}
+        # A plain loop: a comprehension's frame costs a third of the call.
+        for name, column in self._attributes.items():
+            row[name] = getattr(state, column)[p].copy()
+        return row
+
+    @property
+    def jit(self) -> Any:
+        """A twin sharing this store's arrays, for ``@njit`` systems.
+
+        It has ``contains(i)``, ``index(i)``, ``add(i)`` (zeroed rows; True
+        if new; grows), ``remove(i)`` (False if absent), ``size``, ``ids``
+        and one attribute per column (``js.pos``: the rows of the members).
+        Its type is cacheable, so a ``@njit(cache=True)`` function taking it
+        compiles once per machine (see :mod:`sparseset.jit`). From the first
+        use on, the store and the twin share one state: what either changes,
+        the other sees. Asking again returns the same twin.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1, 2], hp=[5, 0])
+        2
+        >>> @njit
+        ... def reap(js):
+        ...     k = 0
+        ...     while k < js.size:
+        ...         if js.hp[k] <= 0:
+        ...             js.remove(js.ids[k])  # the last row moved here: stay
+        ...         else:
+        ...             k += 1
+        >>> reap(store.jit); store.ids.tolist()
+        [1]
+        """
+        state = self._state()
+        if isinstance(state, _Arrays):
+            from ..jit.twins import make_twin
+
+            state = make_twin(state, self._schema, self._twin_entities())
+            self._keys._hold(state)
+        return state
+
+    def _table_kind(self) -> str:
+        """The index kind a store read back from :meth:`to_arrow`'s table
+        should have: this store's."""
+        return self.kind
+
+    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """What a twin needs to take handles instead of ids (none here)."""
+        return None
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # A store is a table, not an id array: np.asarray(store) used to be
+        # the ids, so np.allclose(store, x) compared ids without a word.
+        raise TypeError(
+            f"a {type(self).__name__} is not an array: use .ids for the ids, "
+            "store[name] for a column, or .get(ids) for rows"
+        )
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A writable view of column ``name`` over the current members."""
+        return self._column(name)[: len(self)]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """Assign a whole column (broadcast and cast like ``add``'s values).
+
+        ``store["pos"] += v`` lands here with the view it already updated in
+        place, so that case costs nothing.
+        """
+        column = self._column(name)[: len(self)]
+        if not is_same_view(value, column):
+            column[...] = self._prepare(len(self), {name: value})[name]
+
+    # -- removal ----------------------------------------------------------
+
+    def discard(self, ids: Any) -> int:
+        """Remove the ids that are members with their rows; returns how many.
+
+        Each removal moves the last row of every column into the hole
+        (swap-and-pop), inside one kernel pass.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"})
+        >>> store.add([1, 2, 3], hp=[10, 20, 30])
+        3
+        >>> store.discard([1, 9]), store.ids.tolist(), store["hp"].tolist()
+        (1, [3, 2], [30, 20])
+        """
+        arr, _ = self._keys._removal_batch(ids)
+        return self._discard_rows(arr)
+
+    def _discard_rows(self, arr: np.ndarray) -> int:
+        state = self._state()
+        n = state.n
+        state.n = kernels.discard_rows(state.sparse, state.dense, n, arr, self._rows())
+        return int(n - state.n)
+
+    def remove(self, ids: Any) -> int:
+        """Remove ids that must all be members; ``KeyError`` and no change if not.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1, 2])
+        2
+        >>> store.remove([2]), store.ids.tolist()
+        (1, [1])
+        """
+        arr, scalar = self._keys._removal_batch(ids)
+        self._keys._require_members(arr, scalar, ids)
+        return self._discard_rows(arr)
+
+    def clear(self) -> None:
+        """Remove every id in O(1); the arrays are kept for reuse.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"}); store.add([1]); store.clear()
+        1
+        >>> len(store)
+        0
+        """
+        self._keys.clear()
+
+    # -- order ------------------------------------------------------------
+
+    def sort(self, key: Any = None) -> None:
+        """Reorder the members and every column's rows together.
+
+        Parameters
+        ----------
+        key : None, str or array, optional
+            ``None`` sorts by id, ascending. A column name sorts by that
+            column (rows must be single values). An array gives one sort
+            key per member, aligned with :attr:`ids`. The sort is stable.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"hp": "i4"})
+        >>> store.add([5, 1, 3], hp=[7, 9, 8])
+        3
+        >>> store.sort(); store.ids.tolist(), store["hp"].tolist()
+        ([1, 3, 5], [9, 8, 7])
+        >>> store.sort(key="hp"); store.ids.tolist()
+        [5, 3, 1]
+        >>> store.sort(key=-store["hp"]); store.ids.tolist()
+        [1, 3, 5]
+        """
+        if key is None:
+            self._permute(np.argsort(self._members(), kind="stable"))
+            return
+        if isinstance(key, str):
+            column = self[key]
+            if column.ndim != 1:
+                raise ValueError(
+                    f"column {key!r} has rows of shape {column.shape[1:]}, not "
+                    f"single values; pass key=an array of one value per member, "
+                    f"such as store[{key!r}][:, 0]"
+                )
+            values = column
+        else:
+            values = np.asarray(key)
+            if values.shape != (len(self),):
+                raise ValueError(
+                    f"key must hold one value per member: expected shape "
+                    f"{(len(self),)}, got {values.shape}"
+                )
+        self._permute(np.argsort(values, kind="stable"))
+
+    def _permute(self, order: np.ndarray) -> None:
+        """Put member ``order[k]`` (and its rows) at position k."""
+        state = self._state()
+        n = state.n
+        members = state.dense[:n]
+        members[...] = members[order]
+        kernels.reindex(state.sparse, state.dense, 0, n)
+        for name in self._schema:
+            rows = self._column(name)[:n]
+            rows[...] = rows[order]
+        state.epoch += 1
+
+    def sort_as(self, other: Any) -> None:
+        """Put the members shared with ``other`` first, in ``other``'s order.
+
+        ``other`` is a :class:`~sparseset.SparseSet`, a store, or an array
+        of ids. Members not in ``other`` follow, in no promised order. A
+        join of two stores sorted alike reads both in the same direction,
+        which keeps the memory access sequential.
+
+        Examples
+        --------
+        >>> a = ComponentStore({"hp": "i4"}); a.add([1, 2, 3, 4], hp=[1, 2, 3, 4])
+        4
+        >>> b = ComponentStore({}); b.add([3, 9, 1])
+        3
+        >>> a.sort_as(b); a.ids[:2].tolist(), a["hp"][:2].tolist()
+        ([3, 1], [3, 1])
+        """
+        ids = self._order_of(other)
+        state = self._state()
+        if np.may_share_memory(ids, state.dense):
+            ids = ids.copy()
+        kernels.pack_front(state.sparse, state.dense, state.n, 0, ids, self._rows())
+        state.epoch += 1
+
+    def _order_of(self, other: Any) -> np.ndarray:
+        """The ids of ``other`` in its order, as keys of this store."""
+        if isinstance(other, ComponentStore):
+            return other._members()
+        if isinstance(other, SparseSet):
+            return other._members()
+        arr, scalar = as_ids(other)
+        reject_negative(arr, scalar)
+        return arr
+
+    # -- membership -------------------------------------------------------
+
+    def contains(self, ids: Any) -> Any:
+        """Membership of each id (see :meth:`SparseSet.contains`).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4])
+        1
+        >>> store.contains([4, 5]).tolist()
+        [True, False]
+        """
+        return self._keys.contains(ids)
+
+    def index(self, ids: Any) -> Any:
+        """Row of each id, -1 where absent (see :meth:`SparseSet.index`).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4, 6])
+        2
+        >>> store.index(6)
+        1
+        """
+        return self._keys.index(ids)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The member ids, aligned with the rows of every column (read-only).
+
+        Examples
+        --------
+        >>> store = ComponentStore({}); store.add([4, 6])
+        2
+        >>> store.ids.tolist()
+        [4, 6]
+        """
+        return self._keys.ids
+
+    # -- tables: Arrow, pandas, Parquet -----------------------------------
+
+    def to_arrow(self, id: str = "id") -> Any:
+        """The store as a ``pyarrow.Table``: the ids, then one column per field.
+
+        Zero-copy: the id column and every column except bools are views
+        of the store's buffers, so the table costs microseconds at any
+        size, and it reflects later in-place updates to the rows it
+        covers (copy it, or write it out, before changing the store if it
+        must not). A row shape ``(k,)`` becomes a ``FixedSizeList<k>``
+        column (nested for more dimensions); a dtype without an Arrow type
+        (complex, fixed-width strings, records; timestamps in seconds,
+        which Parquet cannot hold) is fixed-size binary with the numpy
+        dtype in the field's metadata, which :meth:`from_arrow` reads back.
+        Needs pyarrow (``pip install "sparseset[arrow]"``).
+
+        Parameters
+        ----------
+        id : str, optional
+            Name of the id column (``ValueError`` if a field has it).
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2), "hp": "i4"})
+        >>> store.add([7, 3], pos=[[0, 1], [2, 3]], hp=[70, 30])
+        2
+        >>> table = store.to_arrow()
+        >>> table.schema
+        id: int32 not null
+        pos: fixed_size_list<item: double>[2] not null
+          child 0, item: double
+        hp: int32 not null
+        -- schema metadata --
+        sparseset: '{"index": "flat"}'
+        >>> table.column("pos").to_pylist()
+        [[0.0, 1.0], [2.0, 3.0]]
+        """
+        from ..io.tabular import store_to_arrow
+
+        return store_to_arrow(self, id, self._table_kind())
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        id: str = "id",
+        schema: Any = None,
+        index: str | None = None,
+    ) -> ComponentStore:
+        """A new store holding the rows of an Arrow table.
+
+        ``table`` is a ``pyarrow.Table`` or ``RecordBatch``, or anything
+        ``pyarrow.table()`` takes (a polars or pandas DataFrame, any
+        object exporting ``__arrow_c_stream__``). Its rows are added as
+        :meth:`add` adds them: a repeated id takes its last row, a
+        negative or null id raises, and a failure builds nothing.
+
+        Parameters
+        ----------
+        table : table-like
+            The rows.
+        id : str, optional
+            The id column.
+        schema : dict or structured dtype, optional
+            The fields to read, as the constructor takes them; values are
+            cast as :meth:`add` casts them. Without it, every other column
+            is a field, its dtype and row shape inferred from its Arrow
+            type (a ``FixedSizeList<k>`` is rows of ``(k,)``).
+        index : {"flat", "paged", "hash"}, optional
+            The index kind; by default the one the table was written with
+            (:meth:`to_arrow` records it), else ``"flat"``.
+
+        Raises
+        ------
+        KeyError
+            The id column, or a field of ``schema``, is not in the table.
+        ValueError
+            A null anywhere (naming column and row), a row shape unlike
+            the schema's, or ids :meth:`add` refuses.
+        TypeError
+            A column of a type no store holds (strings, variable-length
+            lists, dictionaries), or ids that are not integers.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> table = pa.table({"id": [4, 2, 4], "hp": [1, 2, 3]})
+        >>> store = ComponentStore.from_arrow(table)
+        >>> store.ids.tolist(), store["hp"].tolist()
+        ([4, 2], [3, 2])
+        """
+        from ..io.tabular import store_from_arrow
+
+        return store_from_arrow(cls, table, id, schema, index)
+
+    def to_pandas(self, id: str = "id") -> Any:
+        """The store as a ``pandas.DataFrame`` indexed by id (a copy).
+
+        A field with rows of shape ``(k,)`` becomes the ``k`` columns
+        ``name_0 .. name_{k-1}``, and one of shape ``(a, b)`` the columns
+        ``name_0_0 .. name_{a-1}_{b-1}`` (C order); :meth:`from_pandas`
+        joins them back. Record fields have no pandas column type
+        (``TypeError``: use :meth:`to_arrow`). Needs pandas
+        (``pip install "sparseset[pandas]"``).
+
+        Examples
+        --------
+        >>> store = ComponentStore({"pos": ("f8", 2), "hp": "i4"})
+        >>> store.add([7, 3], pos=[[0, 1], [2, 3]], hp=[70, 30])
+        2
+        >>> frame = store.to_pandas()
+        >>> frame.columns.tolist(), frame.index.tolist(), frame.loc[3].tolist()
+        (['pos_0', 'pos_1', 'hp'], [7, 3], [2.0, 3.0, 30.0])
+        """
+        from ..io.tabular import store_to_pandas
+
+        return store_to_pandas(self, id)
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: Any,
+        id: str | None = None,
+        schema: Any = None,
+        index: str = "flat",
+    ) -> ComponentStore:
+        """A new store holding the rows of a ``pandas.DataFrame``.
+
+        The ids are the frame's index (``id=None``) or the column ``id``.
+        Without a ``schema``, each other column is a field, except that
+        columns ``name_0 .. name_{k-1}`` (all of them, and no column
+        ``name``) are one field ``name`` of rows ``(k,)``, as
+        :meth:`to_pandas` writes them; pass ``schema`` to read a frame
+        otherwise. Nullable pandas dtypes pass when they hold no null; a
+        null raises ``ValueError`` naming column and row. Rows are added
+        as :meth:`add` adds them (a repeated id takes its last row).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"v_0": [1.0, 2.0], "v_1": [3.0, 4.0]}, index=[8, 9])
+        >>> store = ComponentStore.from_pandas(frame)
+        >>> store.schema, store.get(9)["v"].tolist()
+        ({'v': (dtype('float64'), (2,))}, [2.0, 4.0])
+        """
+        from ..io.tabular import store_from_pandas
+
+        return store_from_pandas(cls, frame, id, schema, index)
+
+    def to_parquet(self, path: str | os.PathLike[str], id: str = "id") -> None:
+        """Write the store to one Parquet file, atomically.
+
+        The file holds the :meth:`to_arrow` table, with page checksums;
+        it is written next to ``path`` and renamed over it, so a crash
+        never leaves half a file. Needs pyarrow.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "hp.parquet"
+        >>> store = ComponentStore({"hp": "i4"}); store.add([5, 1], hp=[50, 10])
+        2
+        >>> store.to_parquet(path)
+        >>> ComponentStore.read_parquet(path)["hp"].tolist()
+        [50, 10]
+        """
+        from ..io.parquet import write_table
+
+        write_table(self.to_arrow(id), path)
+
+    @classmethod
+    def read_parquet(
+        cls,
+        path: str | os.PathLike[str],
+        id: str = "id",
+        schema: Any = None,
+        index: str | None = None,
+    ) -> ComponentStore:
+        """A new store from a Parquet file (any writer's, not only ours).
+
+        Arguments as for :meth:`from_arrow`. Raises ``FileNotFoundError``
+        for a missing file and :class:`~sparseset.FormatError` for one
+        that is truncated or corrupted (page checksums are verified) or
+        does not hold a store (the message says what :meth:`from_arrow`
+        found wrong: no id column, a null, a column of strings, ...).
+
+        Examples
+        --------
+        >>> ComponentStore.read_parquet("/nonexistent/a.parquet")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/a.parquet'
+        """
+        from ..io.parquet import read_store
+
+        return read_store(cls, path, id, schema, index)
+
+    def __contains__(self, x: object) -> bool:
+        return x in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._keys)
+
+    def __repr__(self) -> str:
+        columns = ", ".join(
+            f"{name}: {dtype.str.lstrip('<>|=')}{list(shape) if shape else ''}"
+            for name, (dtype, shape) in self._schema.items()
+        )
+        return f"{type(self).__name__}({{{columns}}}, size={len(self)})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        n = len(self)
+        return {
+            # dtype objects, not their .str: a record column's fields survive.
+            "schema": dict(self._schema),
+            "capacity": self.capacity,
+            "index": self.kind,
+            "ids": self.ids.copy(),
+            "columns": {name: self._column(name)[:n].copy() for name in self._schema},
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ComponentStore.__init__(
+            self, state["schema"], state["capacity"], state.get("index", "flat")
+        )
+        self.add(state["ids"], **state["columns"])
+
+
+__all__ = ["ComponentStore", "UnknownColumnError"]

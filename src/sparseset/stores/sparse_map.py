@@ -1,0 +1,325 @@
+"""SparseMap: a mapping from integer id to one value, on a one-column store.
+
+Mirrors ``dict`` for single ids and takes whole id arrays wherever a key
+goes; its storage is a :class:`~sparseset.ComponentStore` with one column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping
+from typing import Any
+
+import numpy as np
+
+from .component_store import ComponentStore
+
+
+class _MapStore(ComponentStore):
+    """A SparseMap's store: its one column is the map's values to a user."""
+
+    def _column_label(self, name: str) -> str:
+        return "SparseMap values"
+
+
+class SparseMap(MutableMapping[int, Any]):
+    """A mapping from integer id to one value, on a one-column store.
+
+    Mirrors ``dict`` for single ids (``m[5] = 1.0``, ``m[5]``, ``del m[5]``)
+    and takes whole id arrays in ``m[ids]``, ``m[ids] = values``, ``add``,
+    ``discard``, ``remove`` and ``contains``.
+
+    Parameters
+    ----------
+    dtype : numpy dtype
+        Dtype of the values.
+    shape : int or tuple, optional
+        Shape of one value (a row); scalar values by default.
+    capacity, index
+        As for :class:`ComponentStore`.
+
+    Examples
+    --------
+    >>> m = SparseMap("f8")
+    >>> m[5] = 1.5
+    >>> m[[7, 9]] = [2.0, 3.0]
+    >>> float(m[5]), m[[9, 7]].tolist(), len(m)
+    (1.5, [3.0, 2.0], 3)
+    >>> del m[7]; sorted(m)
+    [5, 9]
+    """
+
+    def __init__(
+        self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "flat"
+    ) -> None:
+        self._store = _MapStore({"value": (dtype, shape)}, capacity, index)
+
+    @property
+    def store(self) -> ComponentStore:
+        """The underlying one-column store (column ``"value"``)."""
+        return self._store
+
+    @property
+    def kind(self) -> str:
+        """The index kind of the keys: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        Examples
+        --------
+        >>> SparseMap("f8", index="hash").kind
+        'hash'
+        """
+        return self._store.kind
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index, the keys and the values.
+
+        Examples
+        --------
+        >>> SparseMap("f8", capacity=10).nbytes
+        160
+        """
+        return self._store.nbytes
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The keys as a read-only array, aligned with :attr:`data`.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[3] = 1; m.ids.tolist()
+        [3]
+        """
+        return self._store.ids
+
+    @property
+    def data(self) -> np.ndarray:
+        """The values as a writable array view, aligned with :attr:`ids`.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]; m.data *= 10; m[4]
+        np.int32(20)
+        """
+        return self._store["value"]
+
+    @data.setter
+    def data(self, values: Any) -> None:
+        self._store["value"] = values
+
+    @property
+    def jit(self) -> Any:
+        """The jit twin of the underlying store (column ``value``).
+
+        Examples
+        --------
+        >>> m = SparseMap("f8"); m.jit.add(3)
+        True
+        >>> 3 in m
+        True
+        """
+        return self._store.jit
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        # Without this numpy would read a map as a sequence, m[0], m[1], ...
+        raise TypeError(
+            "a SparseMap is not an array: use .ids for the keys and .data "
+            "for the values"
+        )
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._store.get(key)["value"]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._store.add(key, value=value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._store.remove(key)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._store
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{k}: {v!r}"
+            for k, v in zip(self.ids[:6].tolist(), self.data[:6].tolist(), strict=True)
+        )
+        more = ", ..." if len(self) > 6 else ""
+        return f"{type(self).__name__}({{{shown}{more}}}, size={len(self)})"
+
+    def add(self, ids: Any, values: Any = None) -> int:
+        """Set the values of ids, adding the new ones; returns how many were new.
+
+        Without ``values``, new keys get zeros and existing keys keep theirs.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m.add([1, 2], [0.5, 1.5])
+        2
+        """
+        if values is None:
+            return self._store.add(ids)
+        return self._store.add(ids, value=values)
+
+    def discard(self, ids: Any) -> int:
+        """Remove the ids that are keys; returns how many.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.discard([1, 2])
+        1
+        """
+        return self._store.discard(ids)
+
+    def remove(self, ids: Any) -> int:
+        """Remove ids that must all be keys (``KeyError`` and no change if not).
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.remove(1)
+        1
+        """
+        return self._store.remove(ids)
+
+    def contains(self, ids: Any) -> Any:
+        """Whether each id is a key.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.contains([1, 2]).tolist()
+        [True, False]
+        """
+        return self._store.contains(ids)
+
+    def index(self, ids: Any) -> Any:
+        """Position of each id in :attr:`ids`, -1 where absent.
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[[5, 6]] = 0.0; m.index(6)
+        1
+        """
+        return self._store.index(ids)
+
+    def clear(self) -> None:
+        """Remove every key in O(1).
+
+        Examples
+        --------
+        >>> m = SparseMap("f4"); m[1] = 1.0; m.clear(); len(m)
+        0
+        """
+        self._store.clear()
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        """Set many keys at once from a mapping or from ``(key, value)`` pairs.
+
+        Examples
+        --------
+        >>> m = SparseMap("i8"); m.update({1: 10, 2: 20}); m.update([(2, 5)])
+        >>> dict(m.items())
+        {1: np.int64(10), 2: np.int64(5)}
+        """
+        if kwargs:
+            raise TypeError("SparseMap keys are integers; keyword updates don't apply")
+        if isinstance(other, SparseMap):
+            self.add(other.ids, other.data)
+            return
+        pairs = list(other.items() if isinstance(other, Mapping) else other)
+        if pairs:
+            keys, values = zip(*pairs, strict=True)
+            self.add(list(keys), list(values))
+
+    def to_arrow(self, id: str = "id") -> Any:
+        """The map as a ``pyarrow.Table`` of columns ``id`` and ``value``.
+
+        Zero-copy, as :meth:`ComponentStore.to_arrow`.
+
+        Examples
+        --------
+        >>> m = SparseMap("f8"); m[[4, 2]] = [0.5, 1.5]
+        >>> m.to_arrow().to_pydict()
+        {'id': [4, 2], 'value': [0.5, 1.5]}
+        """
+        return self._store.to_arrow(id)
+
+    def to_pandas(self, id: str = "id") -> Any:
+        """The map as a ``pandas.DataFrame`` indexed by id, column ``value``
+        (``value_0 .. value_{k-1}`` for rows of shape ``(k,)``).
+
+        Examples
+        --------
+        >>> m = SparseMap("i4", shape=2); m[3] = [1, 2]
+        >>> m.to_pandas().to_dict(orient="index")
+        {3: {'value_0': 1, 'value_1': 2}}
+        """
+        return self._store.to_pandas(id)
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        id: str = "id",
+        value: str | None = None,
+        dtype: Any = None,
+        shape: Any = None,
+        index: str | None = None,
+    ) -> SparseMap:
+        """A new map from an Arrow table's id column and one value column.
+
+        ``value`` names the value column; by default the table's only
+        other column. ``dtype`` and ``shape`` give the values' type
+        (inferred from the column's Arrow type by default). The rules and
+        errors are those of :meth:`ComponentStore.from_arrow`.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> m = SparseMap.from_arrow(pa.table({"id": [7, 9], "score": [0.5, 2.0]}))
+        >>> float(m[9]), m.data.dtype
+        (2.0, dtype('float64'))
+        """
+        from ..io.tabular import map_from_arrow
+
+        return map_from_arrow(cls, table, id, value, dtype, shape, index)
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: Any,
+        id: str | None = None,
+        value: str | None = None,
+        dtype: Any = None,
+        shape: Any = None,
+        index: str = "flat",
+    ) -> SparseMap:
+        """A new map from a ``pandas.DataFrame``: keys from its index (or
+        column ``id``), values from one field (columns ``v_0 .. v_{k-1}``
+        are one field ``v``, as in :meth:`ComponentStore.from_pandas`).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> m = SparseMap.from_pandas(pd.DataFrame({"score": [1.5, 2.5]}, index=[3, 1]))
+        >>> float(m[1])
+        2.5
+        """
+        from ..io.tabular import map_from_pandas
+
+        return map_from_pandas(
+            cls, ComponentStore, frame, id, value, dtype, shape, index
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"store": self._store}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._store = state["store"]
+
+
+__all__ = ["SparseMap"]

@@ -1,0 +1,299 @@
+"""The entity table: generational handles, their liveness and the free list.
+
+An entity is an int64 handle, ``index | generation << 32``. Indexes of
+destroyed entities are recycled with the next generation, so a handle kept
+past ``destroy`` is dead forever: it no longer resolves, and nothing that
+resolves handles through this table can reach the row of the entity that
+reuses its index. An index whose generation would pass
+:data:`LAST_GENERATION` is retired, never reused.
+
+:class:`Entities` is the table a :class:`~sparseset.World` owns and hands to
+its stores, views and groups, which turn handles into indexes (and back)
+through its methods only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import kernels
+from ..sets.ids import as_ids, reject_negative
+from ..sets.sparse_set import FLAT_LIMIT
+
+#: A handle's generation lives in bits 32..62, so handles stay positive int64.
+LAST_GENERATION = 2**31 - 1
+#: Entity indexes live in [0, INDEX_LIMIT): every store's flat index covers them.
+INDEX_LIMIT = FLAT_LIMIT
+
+
+class DeadHandleError(KeyError, ValueError):
+    """A handle that is not alive: destroyed, or never created.
+
+    Raised by calls that would change the world, which then change nothing.
+    It is a ``ValueError`` (a bad argument) and a ``KeyError`` (no such
+    entity), so code written for either catches it.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def where(k: int, scalar: bool) -> str:
+    """How a message names the ``k``-th handle of a call's argument.
+
+    Examples
+    --------
+    >>> where(0, True), where(3, False)
+    ('handle', 'handles[3]')
+    """
+    return "handle" if scalar else f"handles[{k}]"
+
+
+class Entities:
+    """Generations, liveness and free indexes of a world's entities.
+
+    Parameters
+    ----------
+    capacity : int
+        Entity indexes to allocate before growing.
+
+    Examples
+    --------
+    >>> table = Entities(4)
+    >>> e = table.create(2); table.kill(table.resolve(e[:1], "")[0])
+    1
+    >>> table.alive(e).tolist(), table.create(1).tolist()  # index 0 again
+    ([False, True], [4294967296])
+    """
+
+    __slots__ = ("alive_flags", "count", "free", "generations", "live", "n_free")
+
+    def __init__(self, capacity: int) -> None:
+        #: Generation of each index ever used, then spare room.
+        self.generations = np.zeros(capacity, np.uint32)
+        #: Whether each index holds a live entity.
+        self.alive_flags = np.zeros(capacity, np.bool_)
+        #: Indexes free for reuse, in ``free[:n_free]``.
+        self.free = np.empty(capacity, np.int32)
+        self.n_free = 0
+        #: Indexes ever used: ``[0, count)``.
+        self.count = 0
+        #: Live entities.
+        self.live = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the table's arrays.
+
+        Examples
+        --------
+        >>> Entities(10).nbytes
+        90
+        """
+        return self.generations.nbytes + self.alive_flags.nbytes + self.free.nbytes
+
+    def reserve(self, needed: int) -> bool:
+        """Make room for ``needed`` indexes; whether the arrays were replaced.
+
+        Examples
+        --------
+        >>> table = Entities(0); table.reserve(3), table.generations.shape
+        (True, (16,))
+        """
+        current = self.generations.shape[0]
+        if needed <= current:
+            return False
+        length = kernels.grown_length(current, needed, INDEX_LIMIT)
+        for name in ("generations", "alive_flags", "free"):
+            old = getattr(self, name)
+            grown = np.zeros(length, old.dtype)
+            grown[:current] = old
+            setattr(self, name, grown)
+        return True
+
+    def create(self, n: int) -> np.ndarray:
+        """Make ``n`` live entities, reusing free indexes first; their handles.
+
+        ``n`` is checked by the caller; the table must have room
+        (:meth:`fresh_needed`, :meth:`reserve`).
+
+        Examples
+        --------
+        >>> table = Entities(2); table.create(2).tolist()
+        [0, 1]
+        """
+        handles = np.empty(n, np.int64)
+        self.n_free, self.count = kernels.create_entities(
+            self.generations,
+            self.alive_flags,
+            self.free,
+            self.n_free,
+            self.count,
+            handles,
+        )
+        self.live += n
+        return handles
+
+    def fresh_needed(self, n: int) -> int:
+        """How many indexes ``create(n)`` takes beyond the free ones.
+
+        Examples
+        --------
+        >>> Entities(0).fresh_needed(3)
+        3
+        """
+        return max(0, n - self.n_free)
+
+    def kill(self, keys: np.ndarray) -> int:
+        """Kill the live entity indexes ``keys`` (a repeat counts once).
+
+        Each index's generation moves on and the index goes to the free
+        list, or is retired at :data:`LAST_GENERATION`. Returns how many
+        died. The caller has emptied their rows in every store first.
+
+        Examples
+        --------
+        >>> table = Entities(2); e = table.create(2)
+        >>> table.kill(np.array([1, 1])), table.live
+        (1, 1)
+        """
+        self.n_free, killed = kernels.destroy_entities(
+            self.generations,
+            self.alive_flags,
+            self.free,
+            self.n_free,
+            keys,
+            LAST_GENERATION,
+        )
+        self.live -= killed
+        return int(killed)
+
+    def lookup(
+        self, handles: Any, dead: int
+    ) -> tuple[np.ndarray, bool, int, np.ndarray]:
+        """Resolve handles without raising for dead ones.
+
+        Returns the index of each handle (``dead`` where it is dead),
+        whether the argument was one handle, the position of the first
+        dead one (-1: none), and the handles as an array. Bad input
+        (negative, non-integer) raises as every batch call does.
+
+        Examples
+        --------
+        >>> table = Entities(2); e = table.create(1)
+        >>> keys, scalar, first_dead, _ = table.lookup([e[0], 7], dead=-1)
+        >>> keys.tolist(), scalar, first_dead
+        ([0, -1], False, 1)
+        """
+        arr, scalar = as_ids(handles)
+        reject_negative(arr, scalar)
+        keys = np.empty(arr.shape[0], np.int64)
+        first_dead = kernels.resolve(
+            self.generations, self.alive_flags, self.count, arr, keys, dead
+        )
+        return keys, scalar, first_dead, arr
+
+    def resolve(self, handles: Any, consequence: str) -> tuple[np.ndarray, bool]:
+        """Indexes of handles that must all be alive, else :class:`DeadHandleError`.
+
+        ``consequence`` ends the message (what the failed call left alone).
+
+        Examples
+        --------
+        >>> table = Entities(1); table.resolve(5, "nothing changed")
+        Traceback (most recent call last):
+        ...
+        sparseset.DeadHandleError: handle = 5 was never created; ...
+        """
+        keys, scalar, k, arr = self.lookup(handles, -1)
+        if k >= 0:
+            raise DeadHandleError(
+                f"{where(k, scalar)} = {self.describe(int(arr[k]))}; "
+                f"{consequence} (world.alive(handles) tells which are alive)"
+            )
+        return keys, scalar
+
+    def index_of(self, handle: int) -> int:
+        """The index of ``handle`` (a non-negative Python int) if it is alive,
+        else -1: for one handle, where a kernel call costs more.
+
+        Examples
+        --------
+        >>> table = Entities(1); e = table.create(1)
+        >>> table.index_of(int(e[0])), table.index_of(2**32)
+        (0, -1)
+        """
+        index = handle & kernels.INDEX_MASK
+        if (
+            index < self.count
+            and self.alive_flags.item(index)
+            and self.generations.item(index) == handle >> kernels.INDEX_BITS
+        ):
+            return index
+        return -1
+
+    def describe(self, handle: int) -> str:
+        """Why ``handle`` is dead, for messages.
+
+        Examples
+        --------
+        >>> Entities(0).describe(3)
+        '3 was never created'
+        """
+        index, generation = handle & kernels.INDEX_MASK, handle >> kernels.INDEX_BITS
+        if handle >= 2**63 or index >= self.count:
+            return f"{handle} was never created"
+        current = int(self.generations[index])
+        if generation > current:
+            return (
+                f"{handle} (index {index}, generation {generation}) was never created"
+            )
+        return (
+            f"{handle} (index {index}, generation {generation}) is dead: that "
+            "entity was destroyed"
+        )
+
+    def alive(self, handles: Any) -> Any:
+        """Whether each handle is a live entity: a bool, or a bool array.
+
+        Examples
+        --------
+        >>> table = Entities(1); e = table.create(1)
+        >>> table.alive(e[0]), table.alive([e[0], 2**40]).tolist()
+        (True, [True, False])
+        """
+        keys, scalar, _, _ = self.lookup(handles, -1)
+        found = keys >= 0
+        return bool(found[0]) if scalar else found
+
+    def handles(self, keys: np.ndarray) -> np.ndarray:
+        """The current handles of live entity indexes.
+
+        Examples
+        --------
+        >>> table = Entities(2); e = table.create(2); table.kill(np.array([0]))
+        1
+        >>> table.create(1); table.handles(np.array([0, 1])).tolist()
+        array([4294967296])
+        [4294967296, 1]
+        """
+        out = np.empty(keys.shape[0], np.int64)
+        kernels.handles_of(self.generations, keys, out)
+        return out
+
+    def live_keys(self) -> np.ndarray:
+        """Every live entity's index, ascending.
+
+        Examples
+        --------
+        >>> table = Entities(3); e = table.create(3); table.kill(np.array([1]))
+        1
+        >>> table.live_keys().tolist()
+        [0, 2]
+        """
+        return np.flatnonzero(self.alive_flags[: self.count])
+
+
+__all__ = ["INDEX_LIMIT", "LAST_GENERATION", "DeadHandleError", "Entities", "where"]

@@ -1,0 +1,506 @@
+"""A world's component store: a :class:`~sparseset.ComponentStore` keyed by entity.
+
+An :class:`EntityStore` takes and returns handles. Inside, its keys are
+entity indexes, resolved through the world's :class:`~.entities.Entities`
+table: every change requires live handles, and a query answers "absent" for
+a dead one, so no handle ever reaches the row of an entity that reuses its
+index.
+
+The internal interface
+----------------------
+A store talks to the objects around it through these methods and nothing
+else (docs/architecture.md, "Who may ask what"):
+
+- its world calls :meth:`EntityStore._discard_keys` (``destroy``),
+  :meth:`EntityStore._follow_entities` (the entity arrays grew) and
+  :meth:`EntityStore._adopt` (a loaded world's rows);
+- views and groups read :meth:`EntityStore._members` (entity indexes in row
+  order), :meth:`EntityStore._state_key` (changes whenever the members or
+  their order do) and look keys up with :meth:`EntityStore._contain_keys`,
+  :meth:`EntityStore._index_keys` and :meth:`EntityStore._join_keys`,
+  which take the same (threaded) path as
+  :meth:`~sparseset.SparseSet.contains` where the containers would;
+- the owning group attaches with :meth:`EntityStore._own`, moves rows with
+  :meth:`EntityStore._pack` and casts assigned values with
+  :meth:`EntityStore._cast`; the store calls back the :class:`Owner`
+  methods ``_admit``, ``_expel`` and ``_reset`` as its members change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from .. import kernels
+from ..kernels.options import ROW
+from ..sets.ids import as_ids, one_id
+from ..sets.index_kinds import KINDS
+from ..sets.sparse_set import _Arrays, threaded
+from ..stores.component_store import ComponentStore
+from .entities import INDEX_LIMIT, Entities, where
+
+
+class Owner(Protocol):
+    """What a store expects of the group that owns it."""
+
+    def _admit(self, keys: np.ndarray) -> None:
+        """Pack the entities among ``keys`` that now have every component."""
+
+    def _expel(self, keys: np.ndarray) -> None:
+        """Unpack the group's entities among ``keys`` before they lose one."""
+
+    def _reset(self) -> None:
+        """Forget every member: an owned store was cleared."""
+
+
+class Components(Protocol):
+    """The world as its stores see it: components found by name."""
+
+    def __getitem__(self, name: str) -> EntityStore: ...
+
+
+@runtime_checkable
+class Joined(Protocol):
+    """A view or a group: components and the handles of their matches."""
+
+    @property
+    def components(self) -> tuple[str, ...]: ...
+
+    @property
+    def ids(self) -> np.ndarray: ...
+
+
+#: A row-moving kernel: ``(sparse, dense, n, length, keys, rows) -> length``.
+PackKernel = Callable[..., int]
+
+
+class EntityStore(ComponentStore):
+    """A component's store: a :class:`~sparseset.ComponentStore` keyed by entity.
+
+    It takes handles wherever a store takes ids, and its :attr:`ids` are
+    handles. Changes (``add``, ``set``, ``discard``, ``remove``) require live
+    handles and raise :class:`~sparseset.DeadHandleError` otherwise; queries
+    (``contains``, ``index``) answer "absent" for a dead handle. Get one
+    from ``world[name]``.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+    >>> store = w["hp"]; store.add(e, hp=[5, 7])
+    2
+    >>> w.destroy(e[0])
+    1
+    >>> store.contains(e).tolist(), store.ids.tolist() == [e[1]]
+    ([False, True], True)
+    """
+
+    def __init__(
+        self,
+        world: Components,
+        entities: Entities,
+        name: str,
+        schema: Any,
+        capacity: int,
+        index: str,
+    ) -> None:
+        super().__init__(schema, capacity, index)
+        self._world = world
+        self._entities = entities
+        self._name = name
+        self._group: Owner | None = None
+        self._version = 0
+
+    @property
+    def name(self) -> str:
+        """The component's name in its world.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); w["tag"].name
+        'tag'
+        """
+        return self._name
+
+    @property
+    def group(self) -> Owner | None:
+        """The owning group that keeps this store packed, if any.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w["a"].group is None
+        True
+        """
+        return self._group
+
+    def _live(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
+        return self._entities.resolve(ids, consequence)
+
+    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
+        return self._live(ids, "nothing was read or changed")
+
+    # -- changes ----------------------------------------------------------
+
+    def add(self, ids: Any, /, **columns: Any) -> int:
+        """Add entities with their rows, or replace the rows of members.
+
+        As :meth:`ComponentStore.add`, for live handles only.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+        >>> w["hp"].add(e, hp=3), w["hp"]["hp"].tolist()
+        (2, [3, 3])
+        """
+        keys, _ = self._live(ids, "nothing was added")
+        added = super().add(keys, **columns)
+        self._version += 1
+        if self._group is not None:
+            self._group._admit(keys)
+        return added
+
+    def _key_of(self, handle: int) -> int:
+        key = self._entities.index_of(handle)
+        if key < 0:
+            self._keys_of(handle)  # raises DeadHandleError, saying why
+        return key
+
+    def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
+        handle = int(as_ids(ids)[0][k])
+        return (
+            f"{where(k, scalar)} = {handle} has no {self._name!r} component; "
+            f"add it first with world.add({self._name!r}, handles, ...)"
+        )
+
+    def discard(self, ids: Any) -> int:
+        """Remove the component from the entities that have it; returns how many.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w["tag"].add(e[0])
+        1
+        >>> w["tag"].discard(e)
+        1
+        """
+        keys, _ = self._live(ids, "nothing was removed")
+        return self._discard_keys(keys)
+
+    def remove(self, ids: Any) -> int:
+        """Remove the component from entities that must all have it.
+
+        Raises ``KeyError`` naming the first entity without it, removing
+        nothing.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w["tag"].add(e)
+        2
+        >>> w["tag"].remove(e[1]), len(w["tag"])
+        (1, 1)
+        """
+        keys, scalar = self._live(ids, "nothing was removed")
+        k = self._first_absent(keys)
+        if k >= 0:
+            raise KeyError(self._lacking(ids, k, scalar) + "; nothing was removed")
+        return self._discard_keys(keys)
+
+    def _discard_keys(self, keys: np.ndarray) -> int:
+        """Remove entity indexes (alive, validated), keeping the group packed.
+
+        Part of the internal interface: ``World.destroy`` calls it on every
+        store before the indexes die.
+        """
+        if self._group is not None:
+            self._group._expel(keys)
+        self._version += 1
+        return self._discard_rows(keys)
+
+    def clear(self) -> None:
+        """Remove the component from every entity.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); w["tag"].add(w.create(3)); w["tag"].clear()
+        3
+        >>> len(w["tag"])
+        0
+        """
+        if self._group is not None:
+            self._group._reset()
+        self._version += 1
+        super().clear()
+
+    def _refuse_if_owned(self, what: str) -> None:
+        if self._group is not None:
+            raise ValueError(
+                f"{what} would unpack {self._group!r}, which owns {self._name!r}; "
+                f"an owned store keeps the order its group needs"
+            )
+
+    def sort(self, key: Any = None) -> None:
+        """Reorder the entities (by handle, by default) and their rows.
+
+        As :meth:`ComponentStore.sort`; a store owned by a group cannot be
+        sorted (``ValueError``), since the group fixes its order.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+        >>> w.add("hp", e[::-1], hp=[3, 2, 1]); w["hp"].sort(); w["hp"]["hp"].tolist()
+        3
+        [1, 2, 3]
+        """
+        self._refuse_if_owned("sorting")
+        super().sort(self.ids if key is None else key)
+        self._version += 1
+
+    def sort_as(self, other: Any) -> None:
+        """Put the entities shared with ``other`` first, in ``other``'s order.
+
+        ``other`` is a store of the same world, a view, a group or an array
+        of handles (dead ones are skipped).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w.register("b"); e = w.create(3)
+        >>> w.add("a", e); w.add("b", e[::-1])
+        3
+        3
+        >>> w["b"].sort_as(w["a"]); w["b"].ids.tolist() == e.tolist()
+        True
+        """
+        self._refuse_if_owned("sort_as")
+        super().sort_as(other)
+        self._version += 1
+
+    def _order_of(self, other: Any) -> np.ndarray:
+        if isinstance(other, EntityStore):
+            if other._entities is not self._entities:
+                raise ValueError(
+                    f"{other.name!r} belongs to another world; pass its handles"
+                )
+            return other._members()
+        if isinstance(other, ComponentStore):
+            raise TypeError(
+                "sort_as takes a store of the same world or an array of handles, "
+                "not a ComponentStore keyed by plain ids"
+            )
+        handles = other.ids if isinstance(other, Joined) else other
+        return self._resolved(handles)[0]
+
+    @property
+    def jit(self) -> Any:
+        """The jit twin of this store, for @njit systems; it takes handles.
+
+        As :attr:`ComponentStore.jit`, with entity handles where a store's
+        twin takes ids, checked against the world's generations inside
+        ``@njit`` code: ``contains(h)`` is False and ``index(h)`` -1 for a
+        dead handle, ``remove(h)`` returns False, and ``add(h)`` raises
+        ``ValueError``; none of them touches a row. ``ids`` gives the
+        handles (a new array each time: take it once, outside a loop) and
+        ``handle(k)`` the handle of row ``k``. A store owned by a group has
+        no twin (``ValueError``): per-element changes would unpack the
+        group.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+        >>> w.add("hp", e, hp=[4, 0, 5])
+        3
+        >>> @njit
+        ... def reap(js):
+        ...     k = 0
+        ...     while k < js.size:
+        ...         if js.hp[k] <= 0:
+        ...             js.remove(js.handle(k))  # the last row moved here
+        ...         else:
+        ...             k += 1
+        >>> reap(w["hp"].jit); w["hp"].ids.tolist() == [e[0], e[2]]
+        True
+        >>> w.destroy(e[0]); w["hp"].jit.contains(e[0])
+        1
+        False
+        """
+        self._refuse_if_owned("a jit twin")
+        return super().jit
+
+    def _table_kind(self) -> str:
+        # The table lists handles (index | generation << 32), not keys: the
+        # first kind whose range takes them all.
+        ids = self.ids
+        top = int(ids.max()) if ids.size else -1
+        return next(name for name, kind in KINDS.items() if top < kind.limit)
+
+    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._entities.generations, self._entities.alive_flags
+
+    def _adopt(self, keys: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Take the rows of a loaded world: entity indexes already checked
+        alive by the loader, so they skip resolving as handles.
+
+        Part of the internal interface: ``World.load`` calls it.
+        """
+        super().add(keys, **columns)
+        self._version += 1
+
+    def _follow_entities(self) -> None:
+        """Hand a jit twin the world's entity arrays after they grew.
+
+        Part of the internal interface: the world calls it when its entity
+        table replaced its arrays.
+        """
+        state = self._state()
+        if not isinstance(state, _Arrays):
+            state.generations, state.alive = self._twin_entities()
+
+    # -- the internal interface for views and groups -----------------------
+
+    def _state_key(self) -> tuple[Any, ...]:
+        """Changes whenever this store's members or their order change."""
+        a = self._state()
+        return (id(self), self._version, a.n, a.epoch, id(a))
+
+    def _contain_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each entity index (int64, valid) is a member."""
+        found: np.ndarray = self._keys.contains(keys)
+        return found
+
+    def _index_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Each entity index's row (int64), -1 where absent."""
+        rows: np.ndarray = self._keys.index(keys)
+        return rows
+
+    def _join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the members among ``keys`` (valid entity indexes) are: their
+        positions in ``keys``, in order, and their rows here (both
+        :data:`~sparseset.kernels.options.ROW`).
+
+        A batch the containers would look up on several threads takes
+        their threaded lookup; a smaller one (or one thread) the one-pass
+        join kernel, which does not re-read the batch to filter it.
+        """
+        if threaded(keys):
+            found = self._index_keys(keys)
+            at = np.flatnonzero(found >= 0)
+            return at.astype(ROW), found[at].astype(ROW)
+        count = keys.shape[0]
+        at = np.empty(count, ROW)
+        rows = np.empty(count, ROW)
+        a = self._state()
+        m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, at, rows)
+        return at[:m], rows[:m]
+
+    def _own(self, group: Owner) -> None:
+        """Be kept packed by ``group`` from now on."""
+        self._group = group
+
+    def _pack(self, pack: PackKernel, length: int, keys: np.ndarray) -> int:
+        """Run a group's row-moving kernel over this store; the new length.
+
+        ``pack`` is :func:`~sparseset.kernels.pack_front` or
+        :func:`~sparseset.kernels.pack_back`: it moves ``keys`` across row
+        ``length`` with their rows in every column.
+        """
+        a = self._state()
+        self._version += 1
+        return int(pack(a.sparse, a.dense, a.n, length, keys, self._rows()))
+
+    def _changed(self) -> None:
+        """Note a change made by the owning group (its length moved)."""
+        self._version += 1
+
+    def _cast(self, count: int, name: str, value: Any) -> np.ndarray:
+        """``value`` as ``count`` rows of column ``name``, as ``add`` casts it."""
+        return self._prepare(count, {name: value})[name]
+
+    # -- queries ----------------------------------------------------------
+
+    def _resolved(self, ids: Any) -> tuple[np.ndarray, bool]:
+        # Dead handles become an id outside the flat range: absent everywhere.
+        keys, scalar, _, _ = self._entities.lookup(ids, INDEX_LIMIT)
+        return keys, scalar
+
+    def contains(self, ids: Any) -> Any:
+        """Whether each entity has this component (False for a dead handle).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w.add("tag", e[0])
+        1
+        >>> w["tag"].contains(e).tolist()
+        [True, False]
+        """
+        keys, scalar = self._resolved(ids)
+        found = self._keys.contains(keys)
+        return bool(found[0]) if scalar else found
+
+    def index(self, ids: Any) -> Any:
+        """Each entity's row in this store, -1 where absent or dead.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w.add("tag", e[1])
+        1
+        >>> w["tag"].index(e).tolist()
+        [-1, 0]
+        """
+        keys, scalar = self._resolved(ids)
+        rows = self._keys.index(keys)
+        return int(rows[0]) if scalar else rows
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The handles of the entities, aligned with the rows (a read-only copy).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w.add("tag", e[::-1])
+        2
+        >>> w["tag"].ids.tolist() == e[::-1].tolist()
+        True
+        """
+        ids = self._entities.handles(self._members())
+        ids.flags.writeable = False
+        return ids
+
+    def __contains__(self, x: object) -> bool:
+        # As set's `in`: any hashable x gets an answer; only a live handle
+        # can have the component.
+        handle = one_id(x, "handle")
+        if handle is None or handle >= 2**63:
+            return False
+        key = self._entities.index_of(handle)
+        return key >= 0 and key in self._keys
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids.tolist())
+
+    def __repr__(self) -> str:
+        body = super().__repr__().split("(", 1)[1]
+        return f"{type(self).__name__}({self._name!r}, {body}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_component_of, (self._world, self._name))
+
+
+def _component_of(world: Components, name: str) -> EntityStore:
+    """Find a store again after unpickling its world."""
+    return world[name]
+
+
+__all__ = ["Components", "EntityStore", "Joined", "Owner"]

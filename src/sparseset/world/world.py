@@ -1,0 +1,562 @@
+"""World: generational entity handles, components keyed by entity, views, groups.
+
+An entity is an int64 handle, ``index | generation << 32``. Indexes of
+destroyed entities are recycled with the next generation, so a handle kept
+past ``destroy`` is dead forever: it no longer resolves, and no operation
+that takes it can reach the row of the entity that reuses its index.
+
+Each component is an :class:`EntityStore`: a :class:`~sparseset.ComponentStore`
+keyed by entity index, that takes and returns handles. Stores hold live
+entities only (``destroy`` removes the entity from every store), so an
+index found in a store always belongs to the current generation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..sets.index_kinds import KINDS, kind_named
+from . import persistence
+from .entities import INDEX_LIMIT, LAST_GENERATION, DeadHandleError, Entities
+from .entity_store import EntityStore
+from .group import Group
+from .persistence import WorldState
+from .view import View
+
+#: The most capacity a loaded world reserves beyond the entities it holds.
+_RESTORED_CAPACITY = 1 << 20
+
+
+class UnknownComponentError(KeyError):
+    """A component name that was never registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class World:
+    """Entities with generational handles, their components, views and groups.
+
+    Parameters
+    ----------
+    capacity : int, optional
+        Entities the world and each component store hold before growing
+        (a hint, not a limit).
+    index : {"flat", "paged", "hash"}, optional
+        The index kind of every component store (see
+        :class:`~sparseset.SparseSet`). Entity indexes stay below 2**31, so
+        all kinds fit; ``"paged"`` keeps stores of few, clustered entities
+        small in a big world.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w = World()
+    >>> w.register("pos", "f8", shape=(2,)); w.register("vel", "f8", shape=(2,))
+    >>> e = w.create(3)
+    >>> w.add("pos", e, pos=0.0); w.add("vel", e[:2], vel=[[1, 0], [0, 1]])
+    3
+    2
+    >>> g = w.group("pos", "vel")
+    >>> g["pos"] += g["vel"] * 0.5
+    >>> w.destroy(e[0]); len(w), w.alive(e).tolist()
+    1
+    (2, [False, True, True])
+    >>> w.get("pos", e[1:])["pos"].tolist()
+    [[0.0, 0.5], [0.0, 0.0]]
+    """
+
+    def __init__(self, capacity: int = 0, index: str = "flat") -> None:
+        self._index = kind_named(index).name
+        capacity = KINDS["flat"].check_capacity(capacity)
+        self._capacity = capacity
+        self._entities = Entities(capacity)
+        self._stores: dict[str, EntityStore] = {}
+        self._groups: list[Group] = []
+
+    # -- entities ---------------------------------------------------------
+
+    def _reserve_entities(self, needed: int) -> None:
+        if self._entities.reserve(needed):
+            for store in self._stores.values():
+                store._follow_entities()
+
+    def create(self, n: int) -> np.ndarray:
+        """Create ``n`` entities; returns their handles (int64).
+
+        Destroyed indexes are reused first, each with its next generation.
+
+        Examples
+        --------
+        >>> w = World(); e = w.create(2); e.tolist()
+        [0, 1]
+        >>> w.destroy(e[0]); w.create(1).tolist()  # index 0, generation 1
+        1
+        [4294967296]
+        """
+        if isinstance(n, bool) or not isinstance(n, int | np.integer):
+            raise TypeError(f"create(n) takes an integer count, not {n!r}")
+        n = int(n)
+        if n < 0:
+            raise ValueError(f"create(n) takes a count >= 0, got {n}")
+        needed = self._entities.count + self._entities.fresh_needed(n)
+        if needed > INDEX_LIMIT:
+            raise ValueError(
+                f"cannot create {n} entities: {needed} indexes "
+                f"would pass the limit of 2**31"
+            )
+        self._reserve_entities(needed)
+        return self._entities.create(n)
+
+    def destroy(self, handles: Any) -> int:
+        """Destroy entities: remove them from every store and kill their handles.
+
+        All must be alive (a repeat counts once); otherwise
+        :class:`DeadHandleError` (a ``ValueError``) is raised and nothing is
+        destroyed. Returns how many were destroyed.
+
+        Examples
+        --------
+        >>> w = World(); w.register("tag"); e = w.create(3); w.add("tag", e)
+        3
+        >>> w.destroy(e[:2]), len(w), len(w["tag"])
+        (2, 1, 1)
+        >>> w.destroy(e[0])
+        Traceback (most recent call last):
+        ...
+        sparseset.DeadHandleError: handle = 0 (index 0, generation 0) is ...
+        """
+        keys, _ = self._entities.resolve(handles, "nothing was destroyed")
+        for store in self._stores.values():
+            store._discard_keys(keys)
+        return self._entities.kill(keys)
+
+    def alive(self, handles: Any) -> Any:
+        """Whether each handle is a live entity: a bool, or a bool array.
+
+        Examples
+        --------
+        >>> w = World(); e = w.create(2); w.destroy(e[1])
+        1
+        >>> w.alive(e).tolist(), w.alive(e[0]), w.alive(2**40)
+        ([True, False], True, False)
+        """
+        return self._entities.alive(handles)
+
+    @property
+    def entities(self) -> np.ndarray:
+        """The handles of every live entity, by index.
+
+        Examples
+        --------
+        >>> w = World(); e = w.create(3); w.destroy(e[1]); w.entities.tolist()
+        1
+        [0, 2]
+        """
+        return self._entities.handles(self._entities.live_keys())
+
+    def __len__(self) -> int:
+        return self._entities.live
+
+    @property
+    def kind(self) -> str:
+        """The index kind of the component stores.
+
+        Examples
+        --------
+        >>> World(index="paged").kind
+        'paged'
+        """
+        return self._index
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the entity arrays and every component store.
+
+        Examples
+        --------
+        >>> w = World(capacity=100); w.register("hp", "f8"); w.nbytes
+        2500
+        """
+        stores = sum(store.nbytes for store in self._stores.values())
+        return self._entities.nbytes + stores
+
+    # -- components -------------------------------------------------------
+
+    def register(self, name: str, dtype: Any = None, shape: Any = ()) -> None:
+        """Register a component; ``world[name]`` is then its store.
+
+        Parameters
+        ----------
+        name : str
+            The component's name (``w[name]``).
+        dtype : dtype, dict or structured dtype, optional
+            A dtype makes one column named like the component, with rows of
+            ``shape``. A schema dict or a structured dtype makes one column
+            per entry, as :class:`~sparseset.ComponentStore` takes. ``None``
+            makes a tag: membership only, no columns.
+        shape : int or tuple, optional
+            Row shape of a one-column component.
+
+        Examples
+        --------
+        >>> w = World()
+        >>> w.register("pos", "f8", shape=3); w["pos"].schema
+        {'pos': (dtype('float64'), (3,))}
+        >>> w.register("body", {"mass": "f4", "radius": "f4"}); w["body"].columns
+        ('mass', 'radius')
+        >>> w.register("frozen"); w["frozen"].columns
+        ()
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a component name is a non-empty str, not {name!r}")
+        if name in self._stores:
+            raise ValueError(f"component {name!r} is already registered")
+        if dtype is None:
+            if shape != ():
+                raise ValueError(
+                    f"component {name!r}: a shape needs a dtype; a tag has no rows"
+                )
+            schema: Any = {}
+        elif isinstance(dtype, Mapping) or np.dtype(dtype).names is not None:
+            if shape != ():
+                raise ValueError(
+                    f"component {name!r}: give row shapes inside the schema"
+                )
+            schema = dtype
+        else:
+            schema = {name: (dtype, shape)}
+        self._stores[name] = EntityStore(
+            self, self._entities, name, schema, self._capacity, self._index
+        )
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """The registered component names, in registration order.
+
+        Examples
+        --------
+        >>> w = World(); w.register("a"); w.register("b"); w.components
+        ('a', 'b')
+        """
+        return tuple(self._stores)
+
+    def __getitem__(self, name: str) -> EntityStore:
+        try:
+            return self._stores[name]
+        except (KeyError, TypeError):
+            raise UnknownComponentError(
+                f"no component {name!r} in this world; register it first with "
+                f"world.register({name!r}, dtype); registered: "
+                f"{', '.join(self._stores) or '(none)'}"
+            ) from None
+
+    def add(self, name: str, handles: Any, /, **columns: Any) -> int:
+        """Give entities component ``name``, or replace its values.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+        >>> w.add("hp", e, hp=[10, 20])
+        2
+        """
+        return self[name].add(handles, **columns)
+
+    def remove(self, name: str, handles: Any) -> int:
+        """Take component ``name`` from entities that must all have it.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.add("hp", e)
+        2
+        >>> w.remove("hp", e[0]), w.has("hp", e).tolist()
+        (1, [False, True])
+        """
+        return self[name].remove(handles)
+
+    def discard(self, name: str, handles: Any) -> int:
+        """Take component ``name`` from the entities that have it.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.add("hp", e[0])
+        1
+        >>> w.discard("hp", e)
+        1
+        """
+        return self[name].discard(handles)
+
+    def get(self, name: str, handles: Any) -> dict[str, Any]:
+        """The values of component ``name`` for entities that must have it.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+        >>> w.add("hp", e, hp=[10, 20]); w.get("hp", e[1])["hp"]
+        2
+        np.int32(20)
+        """
+        return self[name].get(handles)
+
+    def has(self, name: str, handles: Any) -> Any:
+        """Whether each entity has component ``name`` (False for dead handles).
+
+        Examples
+        --------
+        >>> w = World(); w.register("tag"); e = w.create(2); w.add("tag", e[1])
+        1
+        >>> w.has("tag", e).tolist(), w.has("tag", e[1])
+        ([False, True], True)
+        """
+        return self[name].contains(handles)
+
+    # -- joins ------------------------------------------------------------
+
+    def _names(self, names: Any, what: str) -> tuple[str, ...]:
+        checked: tuple[str, ...] = tuple(names)
+        for name in checked:
+            self[name]
+        if len(set(checked)) != len(checked):
+            raise ValueError(f"{what} names a component twice: {checked!r}")
+        return checked
+
+    def view(self, *names: str, exclude: Any = ()) -> View:
+        """The entities with every component of ``names`` and none of ``exclude``.
+
+        Examples
+        --------
+        >>> w = World(); w.register("a"); w.register("b"); e = w.create(3)
+        >>> w.add("a", e); w.add("b", e[1])
+        3
+        1
+        >>> len(w.view("a")), len(w.view("a", "b")), len(w.view("a", exclude=("b",)))
+        (3, 1, 2)
+        """
+        if not names:
+            raise ValueError("a view needs at least one component")
+        include = self._names(names, "view")
+        if isinstance(exclude, str):
+            exclude = (exclude,)
+        excluded = self._names(exclude, "exclude")
+        both = set(include) & set(excluded)
+        if both:
+            raise ValueError(
+                f"{sorted(both)} both included and excluded: the view is always empty"
+            )
+        return View(
+            self,
+            self._entities,
+            tuple(self._stores[name] for name in include),
+            tuple(self._stores[name] for name in excluded),
+        )
+
+    def group(self, *names: str) -> Group:
+        """The owning group of ``names``: their stores packed in one order.
+
+        Asking again with the same components (in any order) returns the
+        same group. A component can be owned by one group only.
+
+        Examples
+        --------
+        >>> w = World(); w.register("a"); w.register("b"); w.register("c")
+        >>> w.group("a", "b") is w.group("b", "a")
+        True
+        >>> w.group("b", "c")
+        Traceback (most recent call last):
+        ...
+        ValueError: component 'b' is already owned by Group('a', 'b', size=0)...
+        """
+        if not names:
+            raise ValueError("a group needs at least one component")
+        names = self._names(names, "group")
+        for group in self._groups:
+            if set(group.components) == set(names):
+                return group
+        for name in names:
+            owner = self._stores[name].group
+            if owner is not None:
+                raise ValueError(
+                    f"component {name!r} is already owned by {owner!r}; a store "
+                    f"can be owned by one group only (use a view for other joins)"
+                )
+        group = Group(self, self._entities, tuple(self._stores[n] for n in names))
+        self._groups.append(group)
+        return group
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        """The owning groups, in the order they were made.
+
+        Examples
+        --------
+        >>> w = World(); w.register("a"); w.group("a"); w.groups
+        Group('a', size=0)
+        (Group('a', size=0),)
+        """
+        return tuple(self._groups)
+
+    def __repr__(self) -> str:
+        return (
+            f"World({len(self)} entities, components: "
+            f"{', '.join(self._stores) or '(none)'})"
+        )
+
+    # -- persistence ------------------------------------------------------
+
+    def _state(self) -> WorldState:
+        """Everything that defines the world, as arrays (no copies)."""
+        table = self._entities
+        return WorldState(
+            capacity=self._capacity,
+            index=self._index,
+            generations=table.generations[: table.count],
+            alive=table.alive_flags[: table.count],
+            free=table.free[: table.n_free],
+            components={
+                name: (store._members(), {c: store[c] for c in store.columns})
+                for name, store in self._stores.items()
+            },
+            groups=[(group.components, len(group)) for group in self._groups],
+        )
+
+    def save(self, path: str | os.PathLike[str], format: str = "npz") -> None:
+        """Write the whole world to ``path``, atomically.
+
+        Handles, generations, the free list, every store (rows in their
+        order) and every group are kept exactly; :meth:`load` reads either
+        format back. A crash never leaves half a save behind.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Where to write.
+        format : {"npz", "parquet"}, optional
+            ``"npz"``: one ``.npz`` file, written next to ``path`` and
+            renamed over it. ``"parquet"``: a directory at ``path`` holding
+            ``manifest.json`` (format version, the world's description,
+            the size and CRC-32 of each file), ``entities.parquet``
+            (generation and liveness per entity index), ``free.parquet``
+            (the free list) and ``component<i>.parquet`` per component
+            (entity index, then its columns), readable by any Parquet
+            tool. It is built in a temporary directory and then takes the
+            place of an older world directory at ``path`` (anything else
+            there raises ``FileExistsError``). Needs pyarrow.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "world.npz"
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.add("hp", e, hp=7)
+        2
+        >>> w.save(path); World.load(path).get("hp", e)["hp"].tolist()
+        [7, 7]
+        >>> w.save(path.with_suffix(".parquet"), format="parquet")
+        >>> World.load(path.with_suffix(".parquet")).get("hp", e)["hp"].tolist()
+        [7, 7]
+        """
+        if format not in persistence.FORMATS:
+            raise ValueError(f"format must be 'npz' or 'parquet', not {format!r}")
+        persistence.save(self._state(), path, format)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> World:
+        """Read a world written by :meth:`save`, in either format.
+
+        A directory is read as the Parquet format, a file as ``.npz``.
+        Raises ``FileNotFoundError`` for a missing path and
+        :class:`~sparseset.FormatError` for a truncated, corrupted,
+        inconsistent or wrong-version save, checked alike in both
+        formats; a world is returned only once all of it has been read
+        and checked.
+
+        Examples
+        --------
+        >>> World.load("/nonexistent/world.npz")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/world.npz'
+        """
+        world = cls.__new__(cls)
+        world._become(persistence.load(path))
+        return world
+
+    def to_arrow(self, *components: str, exclude: Any = ()) -> Any:
+        """The entities of ``view(*components, exclude=exclude)`` as a table.
+
+        A ``pyarrow.Table`` whose first column ``handle`` holds the
+        matches' handles, followed by the columns of each component in
+        ``components``, row for row (a join, so these are copies). A
+        column is named like its component when it is the component's
+        only column and has its name (``register("pos", "f8", 3)``), and
+        ``component.column`` otherwise; tags add no column. With no
+        components, the table lists every live entity not in ``exclude``.
+        Needs pyarrow.
+
+        Examples
+        --------
+        >>> w = World()
+        >>> w.register("pos", "f8", shape=2); w.register("body", {"mass": "f4"})
+        >>> w.register("frozen")
+        >>> e = w.create(3)
+        >>> w.add("pos", e, pos=[[0, 0], [1, 1], [2, 2]]); w.add("body", e, mass=1.5)
+        3
+        3
+        >>> w.add("frozen", e[0])
+        1
+        >>> table = w.to_arrow("pos", "body", exclude=("frozen",))
+        >>> table.column_names, table.column("pos").to_pylist()
+        (['handle', 'pos', 'body.mass'], [[1.0, 1.0], [2.0, 2.0]])
+        """
+        from ..io.tabular import world_to_arrow
+
+        if isinstance(exclude, str):
+            exclude = (exclude,)
+        # A view checks its own names; with no components, check them here.
+        excluded = tuple(exclude) if components else self._names(exclude, "exclude")
+        return world_to_arrow(self, components, excluded)
+
+    def __getstate__(self) -> dict[str, Any]:
+        arrays = persistence.to_arrays(self._state())
+        return {key: np.array(value) for key, value in arrays.items()}
+
+    def __setstate__(self, arrays: dict[str, Any]) -> None:
+        self._become(persistence.from_arrays(arrays, "pickled world"))
+
+    def _become(self, state: WorldState) -> None:
+        """Become the (checked) world ``state`` describes."""
+        count = state.generations.shape[0]
+        # The capacity is a hint; a file must not make a tiny world allocate
+        # gigabytes by claiming a huge one.
+        World.__init__(
+            self, min(state.capacity, max(count, _RESTORED_CAPACITY)), state.index
+        )
+        self._reserve_entities(count)
+        table = self._entities
+        table.generations[:count] = state.generations
+        table.alive_flags[:count] = state.alive
+        table.free[: state.free.shape[0]] = state.free
+        table.count, table.n_free = count, state.free.shape[0]
+        table.live = int(state.alive.sum())
+        for name, (keys, columns) in state.components.items():
+            schema = {
+                column: (rows.dtype, rows.shape[1:]) for column, rows in columns.items()
+            }
+            self.register(name, schema)
+            self._stores[name]._adopt(keys, columns)
+        for names, length in state.groups:
+            # The saved order already packs the group: adopt it, move nothing.
+            stores = tuple(self._stores[name] for name in names)
+            self._groups.append(Group(self, self._entities, stores, length))
+
+
+__all__ = [
+    "LAST_GENERATION",
+    "DeadHandleError",
+    "EntityStore",
+    "UnknownComponentError",
+    "World",
+]

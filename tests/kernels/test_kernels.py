@@ -1,0 +1,1167 @@
+"""Kernels against the naive references in ``tests/reference.py``.
+
+Every test builds a valid set ``(sparse, dense, n)`` with garbage where the
+data structure allows it (``np.empty``, zeros, random, or adversarial
+garbage that points lookups of non-members at real members), runs the kernel
+and the reference on copies of the same input, and compares what the kernel
+promises: return values, ``dense[:n]``, the ``sparse`` back-pointers of every
+member (and of removed ids just past n), and membership over the whole
+``[0, capacity)`` range. Each kernel also gets guard zones after its output
+arrays, to catch writes past the lengths it was promised.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import reference
+from reference import DTYPE_IDS, INT_DTYPES
+from sparseset import kernels
+
+LAYOUTS = ["contiguous", "strided", "reversed", "readonly"]
+GARBAGE = ["empty", "zeros", "random", "adversarial"]
+HUGE = [2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, 2**63, 2**64 - 1]
+GUARD = 8
+SPARSE_SENTINEL = np.uint32(0xDEADBEEF)
+DENSE_SENTINEL = np.int32(-0x21524111)
+
+
+# --------------------------------------------------------------------------
+# building inputs
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class State:
+    sparse: np.ndarray
+    dense: np.ndarray
+    n: int
+    removed: int  # ids just past n with sparse pointing at them
+
+    @property
+    def capacity(self):
+        return self.sparse.shape[0]
+
+    def members(self):
+        return self.dense[: self.n].tolist()
+
+    def copy(self):
+        return State(self.sparse.copy(), self.dense.copy(), self.n, self.removed)
+
+
+@st.composite
+def states(draw, min_capacity=0, max_capacity=48):
+    capacity = draw(st.integers(min_capacity, max_capacity))
+    order = draw(st.permutations(range(capacity)))
+    n = draw(st.integers(0, capacity))
+    removed = draw(st.integers(0, capacity - n))
+    garbage = draw(st.sampled_from(GARBAGE))
+    seed = draw(st.integers(0, 2**32 - 1))
+    sparse, dense, n = reference.build(
+        order[:n], order[n : n + removed], capacity, garbage, seed
+    )
+    return State(sparse, dense, n, removed)
+
+
+def fitting_dtype(values, dtype):
+    for candidate in (dtype, np.int64, np.uint64):
+        info = np.iinfo(candidate)
+        if all(info.min <= v <= info.max for v in values):
+            return candidate
+    raise AssertionError(values)
+
+
+def make_array(values, dtype, layout):
+    """A 1-D integer array holding ``values`` with the requested layout."""
+    if any(v < 0 for v in values):
+        values = [v for v in values if v < 2**63]
+    dtype = fitting_dtype(values, dtype)
+    if layout == "strided":
+        base = np.zeros(2 * len(values), dtype=dtype)
+        base[::2] = values
+        return base[::2]
+    if layout == "reversed":
+        return np.array(values[::-1], dtype=dtype)[::-1]
+    arr = np.array(values, dtype=dtype)
+    if layout == "readonly":
+        arr.flags.writeable = False
+    return arr
+
+
+def id_arrays(
+    capacity, negatives=True, huge=True, max_size=24, dtypes=INT_DTYPES, layouts=LAYOUTS
+):
+    parts = [st.integers(0, capacity + 3)] * 4
+    if negatives:
+        parts.append(st.integers(-5, -1))
+        parts.append(st.just(-(2**63)))
+    if huge:
+        parts.append(st.sampled_from(HUGE))
+    return st.builds(
+        make_array,
+        st.lists(st.one_of(parts), max_size=max_size),
+        st.sampled_from(dtypes),
+        st.sampled_from(layouts),
+    )
+
+
+def distinct_ids(capacity, max_size=24):
+    """Distinct ids below ``capacity`` in random order, as an int array."""
+    return st.builds(
+        make_array,
+        st.lists(st.integers(0, max(capacity - 1, 0)), unique=True, max_size=max_size)
+        if capacity
+        else st.just([]),
+        st.sampled_from(INT_DTYPES),
+        st.sampled_from(LAYOUTS),
+    )
+
+
+def guarded(arr, length=None):
+    """A copy of ``arr[:length]`` followed by a sentinel zone; returns both."""
+    length = arr.shape[0] if length is None else length
+    sentinel = SPARSE_SENTINEL if arr.dtype == np.uint32 else DENSE_SENTINEL
+    big = np.full(length + GUARD, sentinel, dtype=arr.dtype)
+    big[:length] = arr[:length]
+    return big[:length], big
+
+
+def assert_guard_intact(big, length):
+    tail = big[length:]
+    assert (tail == tail[0]).all() and tail.shape[0] == GUARD, "wrote past the end"
+    assert tail[0] in (SPARSE_SENTINEL, DENSE_SENTINEL)
+
+
+def assert_back_pointers(sparse, dense, upto):
+    """``sparse[dense[k]] == k`` for every k < upto; no id twice."""
+    ids = dense[:upto].astype(np.int64)
+    assert len(set(ids.tolist())) == upto, "duplicate ids in dense"
+    if upto:
+        assert (ids >= 0).all() and (ids < sparse.shape[0]).all()
+        np.testing.assert_array_equal(sparse[ids], np.arange(upto))
+
+
+def ids_snapshot(ids):
+    return ids.copy()
+
+
+# --------------------------------------------------------------------------
+# the reference builder itself
+# --------------------------------------------------------------------------
+
+
+@given(states())
+def test_builder_makes_valid_states(state):
+    assert_back_pointers(state.sparse, state.dense, state.n + state.removed)
+    got = reference.membership(state.sparse, state.dense, state.n)
+    want = np.zeros(state.capacity, dtype=bool)
+    want[state.dense[: state.n].astype(np.int64)] = True
+    np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------
+# single-id kernels
+# --------------------------------------------------------------------------
+
+
+@given(states(), st.data())
+def test_find(state, data):
+    candidates = [*range(-3, state.capacity + 3), -(2**63), *HUGE]
+    for k, x in enumerate(state.members()):
+        assert kernels.find(state.sparse, state.dense, state.n, x) == k
+    xs = data.draw(st.lists(st.sampled_from(candidates), max_size=10))
+    for x in xs:
+        want = reference.find(state.sparse, state.dense, state.n, x)
+        if x < 2**63:  # numba cannot unbox a Python int past int64 as an argument
+            assert kernels.find(state.sparse, state.dense, state.n, x) == want, x
+        dtype = data.draw(st.sampled_from(INT_DTYPES))
+        dtype = fitting_dtype([x], dtype)
+        got = kernels.find(state.sparse, state.dense, state.n, dtype(x))
+        assert got == want, (x, dtype)
+
+
+@given(states(min_capacity=1), st.data())
+def test_push(state, data):
+    assume(state.n < state.capacity)
+    non_members = sorted(set(range(state.capacity)) - set(state.members()))
+    x = data.draw(st.sampled_from(non_members))
+    k = state.copy()
+    r = state.copy()
+    assert kernels.push(k.sparse, k.dense, k.n, x) == reference.push(
+        r.sparse, r.dense, r.n, x
+    )
+    np.testing.assert_array_equal(k.dense[: state.n + 1], r.dense[: state.n + 1])
+    assert_back_pointers(k.sparse, k.dense, state.n + 1)
+
+
+@given(states(min_capacity=1), st.data())
+def test_swap_remove(state, data):
+    assume(state.n > 0)
+    p = data.draw(st.integers(0, state.n - 1))
+    k = state.copy()
+    r = state.copy()
+    got = kernels.swap_remove(k.sparse, k.dense, k.n, p)
+    assert got == reference.swap_remove(r.sparse, r.dense, r.n, p) == state.n - 1
+    np.testing.assert_array_equal(k.dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(k.sparse, k.dense, state.n)
+
+
+# --------------------------------------------------------------------------
+# batch kernels
+# --------------------------------------------------------------------------
+
+
+@given(states(), st.data())
+def test_add(state, data):
+    ids = data.draw(id_arrays(state.capacity))
+    before = ids_snapshot(ids)
+    minimal = data.draw(st.booleans())
+    length = min(state.capacity, state.n + ids.shape[0]) if minimal else state.capacity
+    length = max(length, state.n)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense, length)
+    r = state.copy()
+
+    start = data.draw(st.integers(0, ids.shape[0]))
+    new_n, stop = kernels.add(sparse, dense, state.n, ids, start)
+    want_n, want_stop = reference.add(r.sparse, r.dense, r.n, ids, start)
+
+    assert (int(new_n), int(stop)) == (want_n, want_stop)
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, length)
+    np.testing.assert_array_equal(ids, before)
+    # the members before the batch are untouched, even when it stopped
+    np.testing.assert_array_equal(dense[: state.n], state.dense[: state.n])
+    np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
+    assert_back_pointers(sparse, dense, new_n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, new_n),
+        reference.membership(r.sparse, r.dense, want_n),
+    )
+
+
+@given(states(), st.data())
+def test_discard(state, data):
+    ids = data.draw(id_arrays(state.capacity, negatives=False))
+    before = ids_snapshot(ids)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    new_n = kernels.discard(sparse, dense, state.n, ids)
+    want_n = reference.discard(r.sparse, r.dense, r.n, ids)
+
+    assert int(new_n) == want_n
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    # survivors and removed ids, each where sequential swap-and-pop puts it
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    # removed ids keep their back-pointers: restoring n undoes the removal
+    assert_back_pointers(sparse, dense, state.n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, new_n),
+        reference.membership(r.sparse, r.dense, want_n),
+    )
+
+
+@given(states(), st.data())
+def test_upsert_records_positions(state, data):
+    ids = data.draw(id_arrays(state.capacity, negatives=False, huge=False))
+    k = state.copy()
+    r = state.copy()
+    positions = np.full(ids.shape[0], -7, np.int64)
+    want_positions = np.full(ids.shape[0], -7, np.int64)
+    got = kernels.upsert(k.sparse, k.dense, k.n, ids, positions, 0)
+    want = reference.upsert(r.sparse, r.dense, r.n, ids, want_positions)
+    assert (int(got[0]), int(got[1])) == want
+    np.testing.assert_array_equal(positions, want_positions)
+    np.testing.assert_array_equal(k.dense[: want[0]], r.dense[: want[0]])
+    assert_back_pointers(k.sparse, k.dense, want[0])
+    # without positions to record it is a plain add
+    k2 = state.copy()
+    got2 = kernels.upsert(k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64), 0)
+    assert (int(got2[0]), int(got2[1])) == want
+
+
+@given(states(), st.data())
+def test_discard_rows_moves_rows_with_their_ids(state, data):
+    # two id types only: each (ids, rows) type combination compiles anew
+    ids = data.draw(
+        id_arrays(
+            state.capacity,
+            negatives=False,
+            dtypes=[np.int64, np.uint32],
+            layouts=["contiguous"],
+        )
+    )
+    length = state.capacity
+    # row p of every column belongs to dense[p]; rows past n are junk
+    words = np.zeros((length, 3), np.uint64)
+    tags = np.full((length, 1), 255, np.uint8)
+    for p, x in enumerate(state.members()):
+        words[p] = [x, 1_000 + x, 2**40 + x]
+        tags[p] = x % 200
+    k = state.copy()
+    r = state.copy()
+    k_rows = (words.copy(), tags.copy())
+    r_rows = (words.copy(), tags.copy())
+    new_n = kernels.discard_rows(k.sparse, k.dense, k.n, ids, k_rows)
+    want_n = reference.discard_rows(r.sparse, r.dense, r.n, ids, r_rows)
+    assert int(new_n) == want_n
+    np.testing.assert_array_equal(k.dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(k.sparse, k.dense, state.n)
+    for got, want in zip(k_rows, r_rows, strict=True):
+        np.testing.assert_array_equal(got[:want_n], want[:want_n])
+    survivors = k.dense[:want_n].astype(np.uint64)
+    np.testing.assert_array_equal(k_rows[0][:want_n, 0], survivors)
+    np.testing.assert_array_equal(k_rows[0][:want_n, 2], survivors + np.uint64(2**40))
+    np.testing.assert_array_equal(k_rows[1][:want_n, 0], survivors % 200)
+
+
+@pytest.mark.parametrize("kernel", ["contains", "index"])
+@given(state=states(), data=st.data())
+def test_queries(kernel, state, data):
+    ids = data.draw(id_arrays(state.capacity))
+    before = ids_snapshot(ids)
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    dtype = np.bool_ if kernel == "contains" else np.int64
+    out = np.empty(ids.shape[0], dtype)
+    want = np.empty(ids.shape[0], dtype)
+
+    # One kernel answers both: the dtype of ``out`` picks the question.
+    flag = kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    want_flag = getattr(reference, kernel)(
+        state.sparse, state.dense, state.n, ids, want
+    )
+
+    assert bool(flag) is bool(want_flag)
+    np.testing.assert_array_equal(out, want)
+    # queries write nothing but ``out``
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+    np.testing.assert_array_equal(ids, before)
+
+
+@given(states(), st.data())
+def test_join_rows(state, data):
+    keys = data.draw(id_arrays(state.capacity, negatives=False))
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    rows, found = np.empty(len(keys), np.uint32), np.empty(len(keys), np.uint32)
+    m = kernels.batch.join_rows(keys, state.sparse, state.dense, state.n, rows, found)
+    want_rows, want_found = np.empty_like(rows), np.empty_like(found)
+    want = reference.join_rows(
+        keys, state.sparse, state.dense, state.n, want_rows, want_found
+    )
+    assert int(m) == want
+    np.testing.assert_array_equal(rows[:m], want_rows[:want])
+    np.testing.assert_array_equal(found[:m], want_found[:want])
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+
+
+@given(st.data())
+def test_take_gathers_like_fancy_indexing(data):
+    values = data.draw(
+        st.builds(
+            make_array,
+            st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=24),
+            st.sampled_from(INT_DTYPES),
+            st.sampled_from(LAYOUTS),
+        )
+    )
+    at = make_array(
+        data.draw(st.lists(st.integers(0, len(values) - 1), max_size=24)),
+        data.draw(st.sampled_from([np.uint32, np.int64])),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = values.copy()
+    out = np.empty(len(at), values.dtype)
+    kernels.take(values, at, out)
+    np.testing.assert_array_equal(out, values[at.astype(np.intp)])
+    np.testing.assert_array_equal(values, before)
+
+
+@given(states(), st.data(), st.booleans())
+def test_first_mismatch(state, data, want_member):
+    if want_member and state.members() and data.draw(st.booleans()):
+        # mostly members, so that the mismatch (if any) comes late
+        ids = make_array(
+            data.draw(st.lists(st.sampled_from(state.members()), max_size=20))
+            + data.draw(st.lists(st.integers(0, state.capacity + 3), max_size=2)),
+            data.draw(st.sampled_from(INT_DTYPES)),
+            data.draw(st.sampled_from(LAYOUTS)),
+        )
+    else:
+        ids = data.draw(id_arrays(state.capacity, negatives=False))
+    sparse0, dense0 = state.sparse.copy(), state.dense.copy()
+    got = kernels.first_mismatch(state.sparse, state.dense, state.n, ids, want_member)
+    want = reference.first_mismatch(
+        state.sparse, state.dense, state.n, ids, want_member
+    )
+    assert int(got) == want
+    np.testing.assert_array_equal(state.sparse, sparse0)
+    np.testing.assert_array_equal(state.dense, dense0)
+
+
+@given(states(), st.data())
+def test_keep_only(state, data):
+    if state.members() and data.draw(st.booleans()):
+        ids = make_array(
+            data.draw(st.lists(st.sampled_from(state.members()), max_size=20))
+            + data.draw(st.lists(st.integers(0, state.capacity + 3), max_size=3)),
+            data.draw(st.sampled_from(INT_DTYPES)),
+            data.draw(st.sampled_from(LAYOUTS)),
+        )
+    else:
+        ids = data.draw(id_arrays(state.capacity, negatives=False))
+    before = ids_snapshot(ids)
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    new_n = int(kernels.keep_only(sparse, dense, state.n, ids))
+    want_n = reference.keep_only(r.sparse, r.dense, r.n, ids)
+
+    assert new_n == want_n
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    # kept members come first, in batch order (the kernel's docstring)
+    np.testing.assert_array_equal(dense[:new_n], r.dense[:want_n])
+    # the removed ones sit just past new_n with back-pointers (rollback)
+    assert sorted(dense[new_n : state.n].tolist()) == sorted(
+        r.dense[want_n : state.n].tolist()
+    )
+    assert_back_pointers(sparse, dense, state.n)
+
+
+@given(states())
+def test_sort(state):
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+    assert kernels.sort(sparse, dense, state.n) is None
+    reference.sort(r.sparse, r.dense, r.n)
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    assert_back_pointers(sparse, dense, state.n)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, state.n),
+        reference.membership(state.sparse, state.dense, state.n),
+    )
+
+
+@given(
+    probe=states(),
+    extra_capacity=st.integers(0, 16),
+    keep_members=st.booleans(),
+    data=st.data(),
+)
+def test_filter_into(probe, extra_capacity, keep_members, data):
+    out_capacity = probe.capacity + extra_capacity
+    ids = data.draw(distinct_ids(out_capacity))
+    id_list = ids.tolist()
+    # the out set starts with members disjoint from ids (the kernel's contract)
+    free = [x for x in range(out_capacity) if x not in set(id_list)]
+    out_members = data.draw(st.permutations(free)) if free else []
+    out_members = out_members[: data.draw(st.integers(0, len(out_members)))]
+    out_sparse0, out_dense0, out_n = reference.build(
+        out_members,
+        [],
+        out_capacity,
+        data.draw(st.sampled_from(GARBAGE)),
+        data.draw(st.integers(0, 2**32 - 1)),
+    )
+    length = min(out_capacity, out_n + len(id_list))
+    out_sparse, out_sparse_big = guarded(out_sparse0)
+    out_dense, out_dense_big = guarded(out_dense0, length)
+    r_sparse, r_dense = out_sparse0.copy(), out_dense0.copy()
+    probe0 = probe.copy()
+
+    got = kernels.filter_into(
+        ids,
+        probe.sparse,
+        probe.dense,
+        probe.n,
+        keep_members,
+        out_sparse,
+        out_dense,
+        out_n,
+        0,
+    )
+    want, _ = reference.filter_into(
+        ids, probe.sparse, probe.dense, probe.n, keep_members, r_sparse, r_dense, out_n
+    )
+
+    got, stop = got
+    assert (int(got), int(stop)) == (want, -1)
+    assert_guard_intact(out_sparse_big, out_capacity)
+    assert_guard_intact(out_dense_big, length)
+    np.testing.assert_array_equal(out_dense[:got], r_dense[:want])
+    assert_back_pointers(out_sparse, out_dense, int(got))
+    # the probed set is read only
+    np.testing.assert_array_equal(probe.sparse, probe0.sparse)
+    np.testing.assert_array_equal(probe.dense, probe0.dense)
+
+
+# --------------------------------------------------------------------------
+# every dtype and layout, deterministically
+# --------------------------------------------------------------------------
+
+
+def _fixed_state(garbage):
+    # members [9, 2, 14, 0, 5], then 7 and 3 removed just past n
+    return State(*reference.build([9, 2, 14, 0, 5], [7, 3], 20, garbage, 1), 2)
+
+
+@pytest.mark.parametrize("garbage", GARBAGE)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_every_kernel_every_dtype(dtype, layout, garbage):
+    values = [3, 9, 7, 19, 0, 25, 9, 100, 14]
+    ids = make_array(values, dtype, layout)
+    assert ids.dtype == dtype
+    state = _fixed_state(garbage)
+
+    out = np.empty(len(values), np.bool_)
+    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    np.testing.assert_array_equal(out, [x in {9, 2, 14, 0, 5} for x in values])
+
+    pos = np.empty(len(values), np.int64)
+    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
+    np.testing.assert_array_equal(pos, [-1, 0, -1, -1, 3, -1, 0, -1, 2])
+
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, True) == 0
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 1
+
+    k = state.copy()
+    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 2  # new n: 3 removed
+    r = state.copy()
+    reference.discard(r.sparse, r.dense, r.n, ids)
+    np.testing.assert_array_equal(k.dense[:5], r.dense[:5])
+
+    k = state.copy()
+    assert kernels.keep_only(k.sparse, k.dense, k.n, ids) == 3
+    assert k.dense[:3].tolist() == [9, 0, 14]
+
+    k = state.copy()
+    new_n, stop = kernels.add(k.sparse, k.dense, k.n, ids, 0)
+    # 25 is past capacity 20: the batch stops there, the new ids before it in
+    assert (int(new_n), int(stop)) == (8, 5)
+    assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
+    assert set(np.flatnonzero(reference.membership(k.sparse, k.dense, 8))) == {
+        9,
+        2,
+        14,
+        0,
+        5,
+        3,
+        7,
+        19,
+    }
+    fits = make_array([3, 9, 7, 19, 7], dtype, layout)
+    new_n, stop = kernels.add(k.sparse, k.dense, 8, fits, 0)
+    assert (int(new_n), int(stop)) == (8, -1)
+    new_n, stop = kernels.add(k.sparse, k.dense, 8, ids, 6)  # resume past 25
+    assert (int(new_n), int(stop)) == (8, 7)  # 100 is past capacity too
+    assert_back_pointers(k.sparse, k.dense, 8)
+
+    out_sparse = np.empty(20, np.uint32)
+    out_dense = np.empty(20, np.int32)
+    distinct = make_array([3, 9, 7, 19, 0], dtype, layout)
+    got, stop = kernels.filter_into(
+        distinct, state.sparse, state.dense, state.n, True, out_sparse, out_dense, 0, 0
+    )
+    assert (out_dense[:got].tolist(), stop) == ([9, 0], -1)
+    got, stop = kernels.filter_into(
+        distinct,
+        state.sparse,
+        state.dense,
+        state.n,
+        False,
+        out_sparse,
+        out_dense,
+        got,
+        0,
+    )
+    assert (out_dense[:got].tolist(), stop) == ([9, 0, 3, 7, 19], -1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_queries_flag_negative_ids(dtype):
+    state = _fixed_state("random")
+    ids = np.array([9, -1, 2], dtype=dtype)
+    out = np.empty(3, np.bool_)
+    assert kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    # a negative id is never a member
+    np.testing.assert_array_equal(out, [True, False, True])
+    pos = np.empty(3, np.int64)
+    assert kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
+    np.testing.assert_array_equal(pos, [0, -1, 1])
+    assert kernels.find(state.sparse, state.dense, state.n, dtype(-1)) == -1
+
+
+def test_uint64_ids_past_sign_bit_are_absent():
+    state = _fixed_state("adversarial")
+    ids = np.array([2**63, 2**64 - 1, 2**63 + 9, 9], dtype=np.uint64)
+    out = np.empty(4, np.bool_)
+    kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    np.testing.assert_array_equal(out, [False, False, False, True])
+    k = state.copy()
+    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
+    assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
+    new_n, stop = kernels.add(k.sparse, k.dense, 4, ids, 0)
+    assert (int(new_n), int(stop)) == (4, 0)
+
+
+def test_membership_is_proven_by_dense_not_sparse():
+    # every sparse entry points at a valid position, none of them is right
+    capacity = 32
+    sparse = np.zeros(capacity, np.uint32)
+    dense = np.empty(capacity, np.int32)
+    n, fail = kernels.add(sparse, dense, 0, np.array([5, 6, 7]), 0)
+    assert (n, fail) == (3, -1)
+    sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
+    sparse[[5, 6, 7]] = [0, 1, 2]
+    out = np.empty(capacity, np.bool_)
+    kernels.find_all(sparse, dense, n, np.arange(capacity), out)
+    assert np.flatnonzero(out).tolist() == [5, 6, 7]
+    # n = 0: nothing is a member whatever the arrays hold
+    kernels.find_all(sparse, dense, 0, np.arange(capacity), out)
+    assert not out.any()
+
+
+# --------------------------------------------------------------------------
+# swapping and packing members with their rows
+# --------------------------------------------------------------------------
+
+#: Word columns as a store hands them to row kernels:
+#: one of every word width, with rows of several words.
+ROW_WORDS = ((np.uint64, 3), (np.uint32, 1), (np.uint16, 2), (np.uint8, 3))
+
+
+def row_of(x, dtype, width):
+    """The words of id ``x``'s row in a column of ``dtype`` (never the guard value)."""
+    top = int(np.iinfo(dtype).max)
+    base = 2**40 if dtype == np.uint64 else 0
+    return [base + (3 * int(x) + 50 * j + 1) % top for j in range(width)]
+
+
+def tagged_rows(members):
+    """Columns of every word width, one row per member, then guard rows.
+
+    Returns the columns (exactly ``len(members)`` rows each, so a write past
+    n lands in the guard) and the arrays holding them.
+    """
+    n = len(members)
+    columns, bigs = [], []
+    for dtype, width in ROW_WORDS:
+        big = np.full((n + GUARD, width), np.iinfo(dtype).max, dtype)
+        for p, x in enumerate(members):
+            big[p] = row_of(x, dtype, width)
+        columns.append(big[:n])
+        bigs.append(big)
+    return tuple(columns), bigs
+
+
+def assert_rows_follow_ids(columns, bigs, ids):
+    """Row p of every column belongs to ``ids[p]``; the guard rows are intact."""
+    n = len(ids)
+    for column, big, (dtype, width) in zip(columns, bigs, ROW_WORDS, strict=True):
+        want = [row_of(x, dtype, width) for x in ids]
+        np.testing.assert_array_equal(column, np.array(want, dtype).reshape(n, width))
+        assert (big[n:] == np.iinfo(dtype).max).all(), f"{dtype} row past n written"
+
+
+def ids_among(state, data, dtypes=INT_DTYPES, layouts=LAYOUTS):
+    """Ids that are mostly members (so that things move), with repeats and strays."""
+    members = state.members()
+    picks = (
+        data.draw(st.lists(st.sampled_from(members), max_size=16)) if members else []
+    )
+    if not members or data.draw(st.booleans()):
+        picks += data.draw(
+            st.lists(
+                st.one_of(st.integers(-3, state.capacity + 3), st.sampled_from(HUGE)),
+                max_size=6,
+            )
+        )
+    picks = data.draw(st.permutations(picks))
+    return make_array(
+        picks, data.draw(st.sampled_from(dtypes)), data.draw(st.sampled_from(layouts))
+    )
+
+
+@given(states(min_capacity=1), st.data())
+def test_swap_members(state, data):
+    upto = state.n + state.removed
+    assume(upto > 0)
+    p = data.draw(st.integers(0, upto - 1))
+    q = data.draw(st.integers(0, upto - 1))
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    r = state.copy()
+
+    assert kernels.swap_members(sparse, dense, p, q) is None
+    reference.swap_members(r.sparse, r.dense, p, q)
+
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(dense[:upto], r.dense[:upto])
+    assert_back_pointers(sparse, dense, upto)
+    # only the two positions changed
+    want = state.dense[:upto].tolist()
+    want[p], want[q] = want[q], want[p]
+    assert dense[:upto].tolist() == want
+    if p < state.n and q < state.n:
+        np.testing.assert_array_equal(
+            reference.membership(sparse, dense, state.n),
+            reference.membership(state.sparse, state.dense, state.n),
+        )
+
+
+@pytest.mark.parametrize("kernel", ["pack_front", "pack_back"])
+@given(state=states(), data=st.data())
+def test_pack_moves_rows_with_their_ids(kernel, state, data):
+    # two id types only: each (ids, rows) type combination compiles anew;
+    # test_pack_every_dtype covers the rest
+    ids = ids_among(state, data, dtypes=[np.int64, np.uint32], layouts=["contiguous"])
+    before = ids_snapshot(ids)
+    bound = data.draw(st.integers(0, state.n))  # start, or end
+    members = state.members()
+    sparse, sparse_big = guarded(state.sparse)
+    dense, dense_big = guarded(state.dense)
+    rows, bigs = tagged_rows(members)
+    r = state.copy()
+    r_rows, _ = tagged_rows(members)
+
+    got = getattr(kernels, kernel)(sparse, dense, state.n, bound, ids, rows)
+    want = getattr(reference, kernel)(r.sparse, r.dense, r.n, bound, ids, r_rows)
+
+    assert int(got) == want
+    assert_guard_intact(sparse_big, state.capacity)
+    assert_guard_intact(dense_big, state.capacity)
+    np.testing.assert_array_equal(ids, before)
+    np.testing.assert_array_equal(dense[: state.n], r.dense[: state.n])
+    for column, r_column in zip(rows, r_rows, strict=True):
+        np.testing.assert_array_equal(column, r_column)
+    # the invariants, and rows that still belong to their ids
+    assert_back_pointers(sparse, dense, state.n + state.removed)
+    assert sorted(dense[: state.n].tolist()) == sorted(members)
+    np.testing.assert_array_equal(
+        reference.membership(sparse, dense, state.n),
+        reference.membership(state.sparse, state.dense, state.n),
+    )
+    assert_rows_follow_ids(rows, bigs, dense[: state.n].tolist())
+    # what moved, said without the swaps
+    now = dense[: state.n].tolist()
+    batch = list(dict.fromkeys(reference.as_ints(ids)))
+    if kernel == "pack_front":
+        moved = [x for x in batch if x in members[bound:]]
+        assert got == bound + len(moved)
+        assert now[:bound] == members[:bound]
+        assert now[bound:got] == moved
+    else:
+        moved = [x for x in batch if x in members[:bound]]
+        assert got == bound - len(moved)
+        assert now[bound:] == members[bound:]
+        assert now[got:bound] == moved[::-1]
+
+
+def test_pack_front_orders_like_ids_and_pack_back_undoes_it():
+    sparse, dense, n = reference.build([1, 2, 3, 4, 5, 6], [], 10, "random", 3)
+    rows, bigs = tagged_rows([1, 2, 3, 4, 5, 6])
+    ids = np.array([6, 9, 2, 6, 5, 2**40, 6], np.int64)
+    assert kernels.pack_front(sparse, dense, n, 0, ids, rows) == 3
+    assert dense[:3].tolist() == [6, 2, 5]
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+    # a second pass from the new start skips what is already packed
+    assert kernels.pack_front(sparse, dense, n, 3, ids, rows) == 3
+    assert kernels.pack_front(sparse, dense, n, 3, np.array([1, 2]), rows) == 4
+    assert dense[:4].tolist() == [6, 2, 5, 1]
+    # expel two of the packed four: the first expelled lands at the old end - 1
+    assert kernels.pack_back(sparse, dense, n, 4, np.array([2, 3, 6, 2]), rows) == 2
+    assert dense[2:4].tolist() == [6, 2]
+    assert sorted(dense[:2].tolist()) == [1, 5]
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+    assert_back_pointers(sparse, dense, n)
+    # an empty batch, and an empty set, move nothing
+    assert kernels.pack_back(sparse, dense, n, 2, np.empty(0, np.int64), rows) == 2
+    assert kernels.pack_front(sparse, dense, 0, 0, np.array([1, 2]), rows) == 0
+    assert_rows_follow_ids(rows, bigs, dense[:n].tolist())
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_pack_every_dtype(dtype, layout):
+    state = _fixed_state("adversarial")  # [9, 2, 14, 0, 5], 7 and 3 removed
+    values = [5, 3, 25, 0, 7, 5, 14, 100]
+    if np.dtype(dtype).kind == "i":
+        values.insert(2, -1)
+    elif dtype == np.uint64:
+        values.insert(2, 2**63 + 9)
+    ids = make_array(values, dtype, layout)
+    assert ids.dtype == dtype
+
+    k = state.copy()
+    rows, bigs = tagged_rows(k.members())
+    assert kernels.pack_front(k.sparse, k.dense, k.n, 0, ids, rows) == 3
+    assert k.members()[:3] == [5, 0, 14]
+    assert sorted(k.members()) == [0, 2, 5, 9, 14]
+    assert_rows_follow_ids(rows, bigs, k.members())
+    assert_back_pointers(k.sparse, k.dense, k.n + k.removed)
+
+    k = state.copy()
+    rows, bigs = tagged_rows(k.members())
+    assert kernels.pack_back(k.sparse, k.dense, k.n, 4, ids, rows) == 2
+    assert k.members()[2:] == [14, 0, 5]  # 5 sits at 4 = end: left alone
+    assert sorted(k.members()[:2]) == [2, 9]
+    assert_rows_follow_ids(rows, bigs, k.members())
+    assert_back_pointers(k.sparse, k.dense, k.n + k.removed)
+
+
+# --------------------------------------------------------------------------
+# entity handles
+# --------------------------------------------------------------------------
+
+#: The world's last generation (``sparseset.world.LAST_GENERATION``); the
+#: kernels take it as an argument, and the tests also use a small one so
+#: that retirement happens often.
+LAST_GENERATION = 2**31 - 1
+BOOL_GUARD = False
+WORD_GUARD = 0xDEADBEEF
+
+
+@dataclass
+class Entities:
+    """A world's entity arrays: ``length`` slots, ``count`` indexes ever used.
+
+    Past ``count`` (and past ``n_free`` in ``free``) they hold garbage, and
+    each array is followed by a guard zone.
+    """
+
+    generations: np.ndarray
+    alive: np.ndarray
+    free: np.ndarray
+    n_free: int
+    count: int
+    last: int
+
+    @property
+    def length(self):
+        return self.generations.shape[0]
+
+    def copy(self):
+        return Entities(
+            self.generations.copy(),
+            self.alive.copy(),
+            self.free.copy(),
+            self.n_free,
+            self.count,
+            self.last,
+        )
+
+    def live(self):
+        return [i for i in range(self.count) if self.alive[i]]
+
+
+def with_guard(arr, fill):
+    """A copy of ``arr`` followed by ``GUARD`` slots of ``fill``; returns both."""
+    big = np.full(arr.shape[0] + GUARD, fill, arr.dtype)
+    big[: arr.shape[0]] = arr
+    return big[: arr.shape[0]], big
+
+
+def assert_guard(big, length, fill):
+    assert (big[length:] == fill).all(), "wrote past the end"
+
+
+@st.composite
+def entity_states(draw, max_count=32, max_extra=12):
+    """A valid world state: every dead index is either free or retired."""
+    last = draw(st.sampled_from([3, LAST_GENERATION]))
+    count = draw(st.integers(0, max_count))
+    length = count + draw(st.integers(0, max_extra))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    generations = rng.integers(0, 2**32, length, dtype=np.uint64).astype(np.uint32)
+    alive = rng.integers(0, 2, length).astype(np.bool_)  # garbage past count
+    free = rng.integers(-(2**31), 2**31, length, dtype=np.int64).astype(np.int32)
+    low = st.integers(0, min(3, last))
+    high = st.integers(last - 2, last)
+    for i in range(count):
+        generations[i] = draw(st.one_of(low, high))
+        alive[i] = draw(st.booleans())
+    dead = [i for i in range(count) if not alive[i] and generations[i] < last]
+    stack = draw(st.permutations(dead))
+    free[: len(stack)] = stack
+    return Entities(generations, alive, free, len(stack), count, last)
+
+
+@given(entity_states(), st.data())
+def test_create_entities(state, data):
+    room = state.n_free + state.length - state.count
+    wanted = data.draw(st.integers(0, room))
+    generations, generations_big = with_guard(state.generations, WORD_GUARD)
+    alive, alive_big = with_guard(state.alive, BOOL_GUARD)
+    free0 = state.free.copy()
+    out, out_big = with_guard(np.full(wanted, -7, np.int64), WORD_GUARD)
+    r = state.copy()
+    want_out = np.full(wanted, -7, np.int64)
+
+    got = kernels.create_entities(
+        generations, alive, state.free, state.n_free, state.count, out
+    )
+    want = reference.create_entities(
+        r.generations, r.alive, r.free, r.n_free, r.count, want_out
+    )
+
+    assert (int(got[0]), int(got[1])) == want
+    np.testing.assert_array_equal(out, want_out)
+    new_count = want[1]
+    np.testing.assert_array_equal(generations[:new_count], r.generations[:new_count])
+    np.testing.assert_array_equal(alive[:new_count], r.alive[:new_count])
+    # garbage past the new count, the free array and the guards stay as they were
+    np.testing.assert_array_equal(
+        generations[new_count:], state.generations[new_count:]
+    )
+    np.testing.assert_array_equal(alive[new_count:], state.alive[new_count:])
+    np.testing.assert_array_equal(state.free, free0)
+    assert_guard(generations_big, state.length, WORD_GUARD)
+    assert_guard(alive_big, state.length, BOOL_GUARD)
+    assert_guard(out_big, wanted, WORD_GUARD)
+    # the new handles are alive, distinct, and the free stack went first, LIFO
+    assert len(set(out.tolist())) == wanted
+    indexes = (out & reference.INDEX_MASK).tolist()
+    recycled = min(wanted, state.n_free)
+    assert indexes[:recycled] == state.free[: state.n_free][::-1][:recycled].tolist()
+    assert indexes[recycled:] == list(range(state.count, new_count))
+    assert all(reference.is_alive(generations, alive, new_count, h) for h in out)
+
+
+@given(entity_states(), st.data())
+def test_destroy_entities(state, data):
+    if state.count:
+        indexes = data.draw(st.lists(st.integers(0, state.count - 1), max_size=16))
+    else:
+        indexes = []
+    live_before = state.live()
+    handles_before = [
+        reference.handle(i, state.generations[i]) for i in range(state.count)
+    ]
+    indexes = make_array(
+        indexes,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = ids_snapshot(indexes)
+    generations, generations_big = with_guard(state.generations, WORD_GUARD)
+    alive, alive_big = with_guard(state.alive, True)
+    free, free_big = with_guard(state.free, -0x21524111)
+    r = state.copy()
+
+    got = kernels.destroy_entities(
+        generations, alive, free, state.n_free, indexes, state.last
+    )
+    want = reference.destroy_entities(
+        r.generations, r.alive, r.free, r.n_free, indexes, state.last
+    )
+
+    assert (int(got[0]), int(got[1])) == want
+    n_free, killed = want
+    np.testing.assert_array_equal(generations, r.generations)
+    np.testing.assert_array_equal(alive, r.alive)
+    np.testing.assert_array_equal(free[:n_free], r.free[:n_free])
+    np.testing.assert_array_equal(indexes, before)
+    assert_guard(generations_big, state.length, WORD_GUARD)
+    assert_guard(alive_big, state.length, True)
+    assert_guard(free_big, state.length, -0x21524111)
+    # the free stack only grew on top; retired indexes were not pushed
+    np.testing.assert_array_equal(free[: state.n_free], state.free[: state.n_free])
+    victims = [i for i in dict.fromkeys(indexes.tolist()) if i in live_before]
+    assert killed == len(victims)
+    assert free[state.n_free : n_free].tolist() == [
+        i for i in victims if state.generations[i] < state.last
+    ]
+    for i in victims:
+        assert not alive[i]
+        assert not reference.is_alive(
+            generations, alive, state.count, handles_before[i]
+        )
+        if state.generations[i] == state.last:
+            assert generations[i] == state.last  # retired, never to come back
+
+
+def handle_candidates(state):
+    """Live, stale, never-created, negative and huge handles for ``state``."""
+    out = [*HUGE, -1, -(2**63), 2**63 - 1, reference.INDEX_MASK]
+    for i in range(state.length):
+        g = int(state.generations[i])
+        out += [reference.handle(i, g), reference.handle(i, g + 1), i]
+        if g:
+            out.append(reference.handle(i, g - 1))
+    out = [h for h in out if h < 2**64]
+    return out or [0]
+
+
+@given(entity_states(), st.data())
+def test_resolve(state, data):
+    handles = data.draw(
+        st.lists(st.sampled_from(handle_candidates(state)), max_size=20)
+    )
+    handles = make_array(
+        handles,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    before = ids_snapshot(handles)
+    dead = data.draw(st.sampled_from([-1, 2**31]))
+    out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
+    want_out = np.full(handles.shape[0], -7, np.int64)
+    state0 = state.copy()
+
+    got = kernels.resolve(
+        state.generations, state.alive, state.count, handles, out, dead
+    )
+    want = reference.resolve(
+        state.generations, state.alive, state.count, handles, want_out, dead
+    )
+
+    assert int(got) == want
+    np.testing.assert_array_equal(out, want_out)
+    assert_guard(out_big, handles.shape[0], WORD_GUARD)
+    # resolve writes nothing but ``out``
+    np.testing.assert_array_equal(handles, before)
+    np.testing.assert_array_equal(state.generations, state0.generations)
+    np.testing.assert_array_equal(state.alive, state0.alive)
+
+
+@given(entity_states(), st.data())
+def test_handles_of(state, data):
+    if state.count:
+        indexes = data.draw(st.lists(st.integers(0, state.count - 1), max_size=16))
+    else:
+        indexes = []
+    indexes = make_array(
+        indexes,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    out, out_big = with_guard(np.full(indexes.shape[0], -7, np.int64), WORD_GUARD)
+    want = np.full(indexes.shape[0], -7, np.int64)
+    assert kernels.handles_of(state.generations, indexes, out) is None
+    reference.handles_of(state.generations, indexes, want)
+    np.testing.assert_array_equal(out, want)
+    assert_guard(out_big, indexes.shape[0], WORD_GUARD)
+    assert (out >= 0).all()
+    # a live index's handle resolves to it
+    keys = np.empty(indexes.shape[0], np.int64)
+    kernels.resolve(state.generations, state.alive, state.count, out, keys, -1)
+    for k, i in enumerate(indexes.tolist()):
+        assert keys[k] == (i if state.alive[i] else -1)
+
+
+def test_entity_lifecycle():
+    length = 8
+    generations = np.full(length, 99, np.uint32)  # garbage: count is 0
+    alive = np.ones(length, np.bool_)
+    free = np.full(length, -1, np.int32)
+    out = np.empty(4, np.int64)
+    assert kernels.create_entities(generations, alive, free, 0, 0, out) == (0, 4)
+    assert out.tolist() == [0, 1, 2, 3]  # fresh indexes start at generation 0
+    first = out.copy()
+
+    # destroy 2, 0 and 2 again: two killed, pushed in batch order
+    batch = np.array([2, 0, 2])
+    assert kernels.destroy_entities(generations, alive, free, 0, batch, 5) == (2, 2)
+    assert free[:2].tolist() == [2, 0]
+    assert generations[:4].tolist() == [1, 0, 1, 0]
+
+    # recycling is LIFO: 0 comes back first, then 2, then a fresh index
+    out = np.empty(3, np.int64)
+    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert out.tolist() == [2**32 | 0, 2**32 | 2, 4]
+
+    # the first handles of 0 and 2 are stale: dead, with the dead value
+    keys = np.empty(4, np.int64)
+    assert kernels.resolve(generations, alive, 5, first, keys, -9) == 0
+    assert keys.tolist() == [-9, 1, -9, 3]
+    assert kernels.resolve(generations, alive, 5, out, keys[:3], -9) == -1
+    assert keys[:3].tolist() == [0, 2, 4]
+    handles = np.empty(3, np.int64)
+    kernels.handles_of(generations, np.array([0, 2, 4]), handles)
+    assert handles.tolist() == out.tolist()
+
+
+def test_destroy_retires_the_last_generation():
+    # Room for index 4 too: create_entities below hands it out fresh (its
+    # caller guarantees len(generations) >= count + len(out)).
+    generations = np.array([4, 5, 5, 0, 0], np.uint32)
+    alive = np.array([True, True, True, False, False])
+    free = np.full(5, -1, np.int32)
+    free[0] = 3
+    batch = np.array([1, 0, 2], np.int64)
+    assert kernels.destroy_entities(generations, alive, free, 1, batch, 5) == (2, 3)
+    # 0 moves to its last generation and is freed; 1 and 2 are retired
+    assert generations.tolist() == [5, 5, 5, 0, 0]
+    assert free[:2].tolist() == [3, 0]
+    assert not alive.any()
+    # no handle of a retired index resolves, at any generation
+    handles = np.array([(g << 32) | i for i in (1, 2) for g in (4, 5, 6)], np.int64)
+    keys = np.empty(handles.shape[0], np.int64)
+    assert kernels.resolve(generations, alive, 4, handles, keys, -1) == 0
+    assert (keys == -1).all()
+    # recycling hands out 0 (then 3), never 1 or 2
+    out = np.empty(3, np.int64)
+    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert out.tolist() == [(5 << 32) | 0, 3, 4]
+    # 0, now at the last generation, is retired when destroyed again
+    assert kernels.destroy_entities(generations, alive, free, 0, np.array([0]), 5) == (
+        0,
+        1,
+    )
+    assert generations[0] == 5 and not alive[0]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
+def test_resolve_every_dtype(dtype, layout):
+    # indexes 0..4; 1 is dead, 2 is at generation 1, 4 is past count (3)
+    generations = np.array([0, 0, 1, 0, 0], np.uint32)
+    alive = np.array([True, False, True, True, True])
+    count = 4
+    values = [3, 0, 1, 100, 4, 2]
+    want = [3, 0, -1, -1, -1, -1]  # 2's handle at generation 0 is stale
+    if np.dtype(dtype).itemsize == 8:
+        values += [2**32 | 2, 2**33 | 3]
+        want += [2, -1]
+    if np.dtype(dtype).kind == "i":
+        values.append(-1)
+        want.append(-1)
+    if dtype == np.uint64:
+        values += [2**63, 2**64 - 1, 2**63 | 3]  # negative as int64: dead
+        want += [-1, -1, -1]
+    handles = make_array(values, dtype, layout)
+    assert handles.dtype == dtype
+    out = np.empty(len(values), np.int64)
+    assert kernels.resolve(generations, alive, count, handles, out, -1) == 2
+    assert out.tolist() == want
+    out2 = np.empty(len(values), np.int64)
+    kernels.resolve(generations, alive, count, handles, out2, 2**31)
+    assert out2.tolist() == [2**31 if w == -1 else w for w in want]
+
+    indexes = make_array([3, 2, 0, 2], dtype, layout)
+    got = np.empty(4, np.int64)
+    kernels.handles_of(generations, indexes, got)
+    assert got.tolist() == [3, 2**32 | 2, 0, 2**32 | 2]
+
+    gens, live = generations.copy(), alive.copy()
+    free = np.full(5, -1, np.int32)
+    assert kernels.destroy_entities(gens, live, free, 0, indexes, 5) == (3, 3)
+    assert free[:3].tolist() == [3, 2, 0]
+    assert gens.tolist() == [1, 0, 2, 1, 0]
+    assert live.tolist() == [False, False, False, False, True]
