@@ -405,9 +405,12 @@ def make_twin(
 
     Examples
     --------
-    >>> from sparseset import SparseSet
-    >>> s = SparseSet.from_ids([4, 2]); twin = make_twin(s._arrays, {})
-    >>> twin.size, np.shares_memory(twin.dense, s._arrays.dense)
+    >>> from sparseset.sets.engine import SetEngine
+    >>> from sparseset.sets.index_kinds import KINDS
+    >>> engine = SetEngine.new(KINDS["flat"], 8); engine.add([4, 2])
+    2
+    >>> twin = make_twin(engine.state, {})
+    >>> twin.size, np.shares_memory(twin.dense, engine.state.dense)
     (2, True)
     """
     names = list(BASE_FIELDS)

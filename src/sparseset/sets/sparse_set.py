@@ -13,79 +13,23 @@ from collections.abc import Callable, Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 
 from .. import kernels
-from .checkpoints import Checkpoint, is_token, next_owner
+from .checkpoints import Checkpoint
+from .engine import SetEngine
 from .ids import (
-    as_ids,
-    describe,
     ids_among,
-    one_id,
-    reject_negative,
-    reject_out_of_range,
 )
-from .index_kinds import KINDS, index_nbytes, kind_named
+from .index_kinds import KINDS, kind_named
 
 if TYPE_CHECKING:
-    from ..jit.twins import Twin
+    pass
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
 #: The flat index covers ids in [0, FLAT_LIMIT).
 FLAT_LIMIT = KINDS["flat"].limit
-#: Batches of at least this many ids are looked up on all numba threads.
-#: Below it, waking the threads costs more than they save (measured: see
-#: ``asv_bench/benchmarks/parallel.py`` and the README's Performance).
-PARALLEL_THRESHOLD = 1 << 15
-#: Python ints below this are numba int64s: the scalar kernels take them.
-_INT64_END = 2**63
-
-
-class _Arrays:
-    """The mutable state a set's kernels work on.
-
-    Kept apart from the set so that its jit twin can stand in for it: the
-    twin has the same attributes, so once it exists the set and the twin
-    share one state. ``epoch`` counts the changes that invalidate
-    checkpoints (adds of new members, clears, sorts, growth), wherever they
-    happen; ``marks`` and ``depth`` are the checkpoint stack, ``stamp`` the
-    next checkpoint's stamp and ``owner`` the set's serial, which its
-    tokens carry (see :mod:`sparseset.kernels.marks`). ``parts`` is the
-    index as the scalar kernels take it, kept in step with ``sparse``.
-    """
-
-    __slots__ = (
-        "_sparse",
-        "dense",
-        "depth",
-        "epoch",
-        "marks",
-        "n",
-        "owner",
-        "parts",
-        "stamp",
-    )
-
-    def __init__(self, sparse: Any, dense: np.ndarray, n: int) -> None:
-        self.sparse = sparse
-        self.dense = dense
-        self.n = n
-        self.epoch = 0
-        self.marks = kernels.marks.empty_marks()
-        self.depth = 0
-        self.stamp = 0
-        self.owner = next_owner()
-
-    @property
-    def sparse(self) -> Any:
-        return self._sparse
-
-    @sparse.setter
-    def sparse(self, index: Any) -> None:
-        self._sparse = index
-        self.parts = kernels.kinds.parts_of(index)
 
 
 def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -151,29 +95,16 @@ class SparseSet(MutableSet[int]):
 
     Notes
     -----
-    The stores built on a set (:class:`~sparseset.ComponentStore` keeps
-    its ids in one) use this internal interface and nothing else of it:
-    ``_arrays`` (the state: ``sparse``, ``dense``, ``n``, ``epoch``, read
-    by kernels), ``_hold(state)`` (hand over a state with more attributes:
-    the store's columns, or a twin), ``_members()``, ``_index()``,
-    ``_insert()``, ``_removal_batch()`` and ``_require_members()``
-    (docs/architecture.md, "Who may ask what").
+    A set is the ``set`` API over one :class:`~sparseset.sets.engine.SetEngine`,
+    which owns its state and every operation on it; a
+    :class:`~sparseset.ComponentStore` holds an engine of its own.
     """
 
-    # ``_twin`` is this set's own jit twin once handed out (then also its
-    # ``_arrays``): its scalar calls go through the twin's compiled methods.
-    __slots__ = ("__weakref__", "_arrays", "_kind", "_twin")
-    # An _Arrays, or the jit twin once handed out: the same fields, which
-    # the twin's typing declares read-only (they are set through numba).
-    _arrays: Any
+    __slots__ = ("__weakref__", "_engine")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
     def __init__(self, capacity: int = 0, index: str = "flat") -> None:
-        kind = kind_named(index)
-        capacity = kind.check_capacity(capacity)
-        self._kind = kind
-        self._arrays = _Arrays(kind.new(capacity), np.empty(capacity, kind.id_dtype), 0)
-        self._twin: Any = None
+        self._engine = SetEngine.new(kind_named(index), capacity)
 
     # -- construction -----------------------------------------------------
 
@@ -212,7 +143,7 @@ class SparseSet(MutableSet[int]):
         ([4, 2], [4, 2, 9])
         """
         out = self._empty(self.capacity, len(self))
-        out._fill(self._members())
+        out._engine.fill(self._members())
         return out
 
     __copy__ = copy
@@ -220,25 +151,14 @@ class SparseSet(MutableSet[int]):
     def _empty(self, capacity: int, members: int) -> SparseSet:
         """An empty set of the same class and kind, with room for
         ``members`` members (and, for flat, ids below ``capacity``)."""
-        kind = self._kind
         out = type(self).__new__(type(self))
-        index = kind.sized(capacity, members)
-        rows = min(members, kind.row_limit(index))
-        out._arrays = _Arrays(index, np.empty(rows, kind.id_dtype), 0)
-        out._kind = kind
-        out._twin = None
+        out._engine = SetEngine.sized(self._engine.kind, capacity, members)
         return out
-
-    def _fill(self, members: np.ndarray) -> None:
-        """Add ``members`` (distinct ids of another set) to this empty set."""
-        a = self._arrays
-        self._grow_dense(members.shape[0])
-        a.n = self._insert(members, False, None, None)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
             "capacity": self.capacity,
-            "index": self._kind.name,
+            "index": self._engine.kind.name,
             "ids": self._members().copy(),
         }
 
@@ -249,8 +169,7 @@ class SparseSet(MutableSet[int]):
     # -- size and storage -------------------------------------------------
 
     def __len__(self) -> int:
-        n: int = self._arrays.n
-        return n
+        return len(self._engine)
 
     @property
     def kind(self) -> str:
@@ -261,7 +180,7 @@ class SparseSet(MutableSet[int]):
         >>> SparseSet(index="hash").kind
         'hash'
         """
-        return self._kind.name
+        return self._engine.kind.name
 
     @property
     def capacity(self) -> int:
@@ -273,8 +192,7 @@ class SparseSet(MutableSet[int]):
         >>> SparseSet(capacity=10).capacity, SparseSet(100, index="hash").capacity
         (10, 100)
         """
-        a = self._arrays
-        return self._kind.capacity(a.sparse, a.dense)
+        return self._engine.capacity
 
     @property
     def nbytes(self) -> int:
@@ -290,8 +208,7 @@ class SparseSet(MutableSet[int]):
         >>> SparseSet(capacity=1000).nbytes
         8000
         """
-        a = self._arrays
-        return int(index_nbytes(a.sparse) + a.dense.nbytes)
+        return self._engine.nbytes
 
     def reserve(self, capacity: int) -> None:
         """Grow storage so that ``capacity`` fits without regrowth.
@@ -307,48 +224,10 @@ class SparseSet(MutableSet[int]):
         >>> h = SparseSet(index="hash"); h.reserve(10_000); h.capacity
         10000
         """
-        kind = self._kind
-        capacity = kind.check_capacity(capacity)
-        a = self._arrays
-        reserved = kind.reserve(a.sparse, a.dense, a.n, capacity)
-        if reserved is not a.sparse:
-            a.sparse = reserved
-            a.epoch += 1
-        self._grow_dense(capacity)
-
-    def _grow_index(self, members: int, top: int, n: int | None = None) -> None:
-        """Regrow the index for ``members`` members and ids up to ``top``.
-
-        ``n`` counts the ids in dense whose positions the index must keep:
-        the members, unless a batch has appended more (``a.n`` not yet set).
-        """
-        a = self._arrays
-        n = a.n if n is None else n
-        a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
-        a.epoch += 1
-
-    def _grow_dense(self, needed: int) -> None:
-        a = self._arrays
-        old = a.dense
-        limit = self._kind.row_limit(a.sparse)
-        needed = min(needed, limit)
-        if needed <= old.shape[0]:
-            return
-        length = kernels.grown_length(old.shape[0], needed, limit)
-        dense = np.empty(length, self._kind.id_dtype)
-        # Copy past n too: ids removed since a checkpoint live there.
-        dense[: old.shape[0]] = old
-        a.dense = dense
+        self._engine.reserve(capacity)
 
     def _members(self) -> np.ndarray:
-        a = self._arrays
-        members: np.ndarray = a.dense[: a.n]
-        return members
-
-    def _hold(self, state: _Arrays | Twin) -> None:
-        """Keep ``state`` from now on: the same set, with more attributes
-        (a store's columns) or as a jit twin the caller handed out."""
-        self._arrays = state
+        return self._engine.members()
 
     @property
     def ids(self) -> np.ndarray:
@@ -422,12 +301,7 @@ class SparseSet(MutableSet[int]):
         >>> s.ids.tolist()
         [0, 2, 4, 6, 8]
         """
-        a = self._arrays
-        if type(a) is _Arrays:
-            from ..jit.twins import make_twin
-
-            a = self._arrays = self._twin = make_twin(a, {})
-        return a
+        return self._engine.hand_out_twin({}, None)
 
     # -- batch mutation ---------------------------------------------------
 
@@ -445,93 +319,7 @@ class SparseSet(MutableSet[int]):
         >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
         (2, 0, [5, 2])
         """
-        a = self._arrays
-        n = a.n
-        if type(ids) is int and 0 <= ids < self._kind.limit:
-            if type(a) is _Arrays:
-                # One id: the scalar kernels. A set with no room for a new
-                # member (from_ids sizes it exactly) still knows its own.
-                if n < a.dense.shape[0]:
-                    p = kernels.add_one(a.parts, a.dense, n, ids)
-                    if p == n:
-                        a.n = n + 1
-                        a.epoch += 1
-                        return 1
-                    if p >= 0:
-                        return 0
-                elif kernels.find_one(a.parts, a.dense, n, ids) >= 0:
-                    return 0
-            elif a is self._twin:
-                # Once the twin holds the state, every field read from
-                # Python is a compiled call: the twin's own add is cheaper.
-                return int(a.add(ids))
-        arr, scalar = as_ids(ids)
-        a.n = self._insert(arr, scalar, ids, None)
-        if a.n != n:
-            a.epoch += 1
-        added: int = a.n - n
-        return added
-
-    def _insert(
-        self, arr: np.ndarray, scalar: bool, source: Any, positions: np.ndarray | None
-    ) -> int:
-        """Append the non-members of ``arr`` past n; return the new n.
-
-        ``n`` itself is left for the caller to set (a store first fits its
-        columns to the grown ``dense``). With ``positions``, records every
-        id's dense position. The kernel stops at an id its index cannot take
-        or has no room for; then the whole batch is validated once (a bad
-        batch is undone and raises, the set exactly as before) and the
-        index grows until the rest fits.
-        """
-        a = self._arrays
-        n = a.n
-        count = arr.shape[0]
-        record = np.empty(0, np.int64) if positions is None else positions
-        validated = False
-        top = -1
-        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
-            # Appends overwrite dense past n, where the ids removed since a
-            # live checkpoint wait: a batch that may fail must fail first.
-            top = self._validate_add(arr, scalar, source)
-            validated = True
-        index, dense = a.sparse, a.dense
-        self._grow_dense(n + count)
-        m, stop = kernels.upsert(a.sparse, a.dense, n, arr, record, 0)
-        while stop >= 0:
-            if not validated:
-                try:
-                    top = self._validate_add(arr, scalar, source)
-                except (TypeError, ValueError):
-                    kernels.unindex(a.sparse, a.dense, n, m)
-                    a.sparse, a.dense = index, dense
-                    raise
-                validated = True
-            self._grow_index(m + count - stop, top, m)
-            self._grow_dense(n + count)
-            m, stop = kernels.upsert(a.sparse, a.dense, m, arr, record, stop)
-        return int(m)
-
-    def _validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
-        """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
-        reject_negative(arr, scalar)
-        if not arr.size:
-            return -1
-        kind = self._kind
-        top = int(arr.max())
-        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, kind.hint(top))
-        return top
-
-    def _removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
-        """Validate ids for a removal (no negative ids), not aliasing dense."""
-        arr, scalar = as_ids(ids)
-        reject_negative(arr, scalar)
-        return self._not_aliasing(arr), scalar
-
-    def _not_aliasing(self, arr: np.ndarray) -> np.ndarray:
-        """``arr``, copied if it shares memory with ``dense``: ``s.discard(s.ids)``
-        would otherwise read ids that its own swaps are moving."""
-        return arr.copy() if np.may_share_memory(arr, self._arrays.dense) else arr
+        return self._engine.add(ids)
 
     def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove the ids that are members, ignore the rest.
@@ -544,37 +332,11 @@ class SparseSet(MutableSet[int]):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
-        removed = self._discard_one(ids)
+        engine = self._engine
+        removed = engine.discard_one(ids)
         if removed is not None:
             return removed
-        return self._discard(self._removal_batch(ids)[0])
-
-    def _discard_one(self, x: Any) -> int | None:
-        """Discard one plain int id without the batch machinery: how many
-        left (0 or 1), or None where this path does not apply."""
-        if type(x) is not int or not 0 <= x < _INT64_END:
-            return None
-        a = self._arrays
-        if type(a) is _Arrays:
-            n = a.n
-            a.n = kernels.discard_one(a.parts, a.dense, n, x)
-            return n - a.n
-        if a is self._twin:
-            return int(a.remove(x))
-        return None
-
-    def _discard(self, arr: np.ndarray) -> int:
-        """Discard validated ids (non-negative, any integer dtype)."""
-        return self._removing(kernels.discard, arr)
-
-    def _removing(self, kernel: Any, arr: np.ndarray) -> int:
-        """Run a removal kernel (``discard`` or ``keep_only``) on validated
-        ids; how many members it removed. Every batch removal ends here."""
-        a = self._arrays
-        n = a.n
-        a.n = kernel(a.sparse, a.dense, n, self._not_aliasing(arr))
-        removed: int = n - a.n
-        return removed
+        return engine.discard(engine.removal_batch(ids)[0])
 
     def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove ids that must all be members; returns how many left.
@@ -592,24 +354,15 @@ class SparseSet(MutableSet[int]):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
-        removed = self._discard_one(ids)
+        engine = self._engine
+        removed = engine.discard_one(ids)
         if removed == 0:
             raise KeyError(f"id = {ids} is not a member; nothing was removed")
         if removed is not None:
             return removed
-        arr, scalar = self._removal_batch(ids)
-        self._require_members(arr, scalar, ids)
-        return self._discard(arr)
-
-    def _require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
-        """Raise ``KeyError`` naming the first id of ``arr`` that is absent."""
-        a = self._arrays
-        k = kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True)
-        if k >= 0:
-            raise KeyError(
-                f"{describe(arr, k, scalar, source)} is not a member; "
-                "nothing was removed"
-            )
+        arr, scalar = engine.removal_batch(ids)
+        engine.require_members(arr, scalar, ids)
+        return engine.discard(arr)
 
     def keep_only(self, ids: Any) -> int:
         """Remove every member that is not in ``ids``; returns how many left.
@@ -620,11 +373,7 @@ class SparseSet(MutableSet[int]):
         >>> s.keep_only([4, 2, 9]), sorted(s)
         (2, [2, 4])
         """
-        return self._keep_only(self._removal_batch(ids)[0])
-
-    def _keep_only(self, arr: np.ndarray) -> int:
-        """:meth:`keep_only` of validated ids."""
-        return self._removing(kernels.keep_only, arr)
+        return self._engine.keep_only(self._engine.removal_batch(ids)[0])
 
     def clear(self) -> None:
         """Remove every member in O(1). Invalidates checkpoints.
@@ -634,8 +383,7 @@ class SparseSet(MutableSet[int]):
         >>> s = SparseSet.from_ids([1, 2]); s.clear(); len(s)
         0
         """
-        self._arrays.n = 0
-        self._arrays.epoch += 1
+        self._engine.clear()
 
     def pop(self) -> int:
         """Remove and return the last member in dense order.
@@ -645,12 +393,7 @@ class SparseSet(MutableSet[int]):
         >>> SparseSet.from_ids([1, 2]).pop()
         2
         """
-        a = self._arrays
-        if a.n == 0:
-            raise KeyError("pop from an empty SparseSet")
-        a.n -= 1
-        kernels.unindex(a.sparse, a.dense, a.n, a.n + 1)
-        return int(a.dense[a.n])
+        return self._engine.pop()
 
     def sort(self) -> None:
         """Put the members in ascending order. Invalidates checkpoints.
@@ -660,9 +403,7 @@ class SparseSet(MutableSet[int]):
         >>> s = SparseSet.from_ids([5, 1, 3]); s.sort(); s.ids.tolist()
         [1, 3, 5]
         """
-        a = self._arrays
-        kernels.sort(a.sparse, a.dense, a.n)
-        a.epoch += 1
+        self._engine.sort()
 
     # -- backtracking -----------------------------------------------------
 
@@ -680,12 +421,7 @@ class SparseSet(MutableSet[int]):
         >>> s.rollback(token); sorted(s)
         [1, 2, 3]
         """
-        a = self._arrays
-        marks, depth = kernels.marks.push_mark(a.marks, a.depth, a.n, a.epoch, a.stamp)
-        a.marks, a.depth = marks, depth
-        token = Checkpoint(a.owner, depth - 1, a.stamp)
-        a.stamp += 1
-        return token
+        return self._engine.checkpoint()
 
     def rollback(self, token: Checkpoint) -> None:
         """Restore every member removed since ``token`` was taken, in O(removed).
@@ -701,23 +437,7 @@ class SparseSet(MutableSet[int]):
         1
         2
         """
-        a = self._arrays
-        count = -1
-        if is_token(token) and token[0] == a.owner:
-            count = kernels.marks.marked_count(
-                a.marks, a.depth, a.epoch, token[1], token[2]
-            )
-        if count < 0:
-            raise ValueError(
-                f"{token!r} is not a live checkpoint of this set: an add, clear, "
-                "sort or growth since it was taken, or a rollback to an older "
-                "checkpoint, invalidated it"
-            )
-        # Removals only swap ids past n, so restoring n restores them; a hash
-        # index erased them, and gets them back.
-        kernels.reindex(a.sparse, a.dense, a.n, count)
-        a.n = int(count)
-        a.depth = int(token[1]) + 1
+        self._engine.rollback(token)
 
     # -- queries ----------------------------------------------------------
 
@@ -734,30 +454,12 @@ class SparseSet(MutableSet[int]):
         >>> s.contains(4), s.contains([1, 2, 2**40]).tolist()
         (True, [False, True, False])
         """
-        a = self._arrays
-        if type(ids) is int and 0 <= ids < _INT64_END:
-            if type(a) is _Arrays:
-                return kernels.find_one(a.parts, a.dense, a.n, ids) >= 0
-            if a is self._twin:
-                return a.contains(ids)
-        arr, scalar = as_ids(ids)
-        out = np.empty(arr.shape[0], np.bool_)
-        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, arr, out):
-            reject_negative(arr, scalar)
-        return bool(out[0]) if scalar else out
+        return self._engine.contains(ids)
 
     def __contains__(self, x: object) -> bool:
         # As for set: any hashable x gets an answer, and only an id can be
         # a member. Plain ints first, on the scalar kernel.
-        if type(x) is int and 0 <= x < _INT64_END:
-            a = self._arrays
-            if type(a) is _Arrays:
-                return kernels.find_one(a.parts, a.dense, a.n, x) >= 0
-            if a is self._twin:
-                return a.contains(x)  # type: ignore[no-any-return]
-        x = one_id(x)
-        return x is not None and bool(self.contains(x))
+        return self._engine.holds(x)
 
     def index(self, ids: Any) -> Any:
         """Position of each id in dense order, -1 where absent.
@@ -768,18 +470,7 @@ class SparseSet(MutableSet[int]):
         >>> s.index(4), s.index([4, 3]).tolist()
         (1, [1, -1])
         """
-        arr, scalar = as_ids(ids)
-        out = self._index(arr, scalar)
-        return int(out[0]) if scalar else out
-
-    def _index(self, arr: np.ndarray, scalar: bool) -> np.ndarray:
-        """Positions of an id array (validated here for negatives)."""
-        a = self._arrays
-        out = np.empty(arr.shape[0], np.int64)
-        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, arr, out):
-            reject_negative(arr, scalar)
-        return out
+        return self._engine.index(ids)
 
     # -- set algebra ------------------------------------------------------
     #
@@ -792,7 +483,7 @@ class SparseSet(MutableSet[int]):
 
     def _like(self, ids: Any) -> SparseSet:
         """A set of this kind holding ``ids`` (raises for a non-id)."""
-        return type(self).from_ids(ids, index=self._kind.name)
+        return type(self).from_ids(ids, index=self._engine.kind.name)
 
     def _operand(self, other: Any) -> SparseSet:
         return other if isinstance(other, SparseSet) else self._like(other)
@@ -802,7 +493,7 @@ class SparseSet(MutableSet[int]):
     ) -> SparseSet:
         """Append to ``out`` the members of ``source`` whose membership in
         ``probe`` is ``keep``."""
-        o, p = out._arrays, probe._arrays
+        o, p = out._engine.state, probe._engine.state
         ids = source._members()
         bits = probe._member_bits(ids.shape[0])
         start = 0
@@ -821,7 +512,7 @@ class SparseSet(MutableSet[int]):
             # its kind could (an id from a set of a wider kind), else grow.
             # Later ids past its range may yet be filtered out (``&``).
             rest = ids[stop:]
-            kind = out._kind
+            kind = out._engine.kind
             x = int(ids[stop])
             if x >= kind.limit:
                 raise ValueError(
@@ -830,8 +521,8 @@ class SparseSet(MutableSet[int]):
                     f"takes the left operand's kind{kind.hint(x)}"
                 )
             top = int(rest[rest < kind.limit].max())
-            out._grow_index(o.n + rest.shape[0], top)
-            out._grow_dense(o.n + rest.shape[0])
+            out._engine.grow_index(o.n + rest.shape[0], top)
+            out._engine.grow_dense(o.n + rest.shape[0])
             start = stop
 
     def _member_bits(self, probes: int) -> np.ndarray | None:
@@ -840,9 +531,9 @@ class SparseSet(MutableSet[int]):
         better: not flat, or the bitmap costs more to clear and fill than
         the probes save (one L2 hit each where the index takes two misses,
         intersecting 1M ids in a 4M space 1.5x faster)."""
-        a = self._arrays
+        a = self._engine.state
         # Only an index spanning the id space bounds the bitmap's length.
-        if not self._kind.counts_ids or a.n > 2 * probes:
+        if not self._engine.kind.counts_ids or a.n > 2 * probes:
             return None
         words = -(-a.sparse.shape[0] // 64)
         if 8 * words > 4 * (probes + a.n):
@@ -855,7 +546,7 @@ class SparseSet(MutableSet[int]):
         """An empty result of this set's kind, room for ``members`` members
         and, for flat, the ids of both operands that a flat index spans."""
         capacity = self.capacity
-        if other._kind is self._kind:
+        if other._engine.kind is self._engine.kind:
             capacity = max(capacity, other.capacity)
         return self._empty(capacity, members)
 
@@ -867,7 +558,7 @@ class SparseSet(MutableSet[int]):
 
     def _or(self, other: SparseSet) -> SparseSet:
         out = self._empty_for(other, len(self) + len(other))
-        out._fill(self._members())
+        out._engine.fill(self._members())
         return self._filtered(other, self, False, out)
 
     def _sub(self, other: SparseSet) -> SparseSet:
@@ -881,7 +572,7 @@ class SparseSet(MutableSet[int]):
     def _le(self, other: SparseSet) -> bool:
         if len(self) > len(other):
             return False
-        o = other._arrays
+        o = other._engine.state
         return bool(
             kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
         )
@@ -919,10 +610,10 @@ class SparseSet(MutableSet[int]):
         """
         if isinstance(other, SparseSet):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
-            probe, ids = large._arrays, small._members()
+            probe, ids = large._engine.state, small._members()
         else:
             ids, _ = ids_among(other)
-            probe = self._arrays
+            probe = self._engine.state
         return bool(
             kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
         )
@@ -948,7 +639,9 @@ class SparseSet(MutableSet[int]):
         [2, 3]
         """
         return self._fold(
-            others, SparseSet._and, lambda out, o: out._keep_only(ids_among(o)[0])
+            others,
+            SparseSet._and,
+            lambda out, o: out._engine.keep_only(ids_among(o)[0]),
         )
 
     def difference(self, *others: Any) -> SparseSet:
@@ -960,7 +653,7 @@ class SparseSet(MutableSet[int]):
         [1, 3]
         """
         return self._fold(
-            others, SparseSet._sub, lambda out, o: out._discard(ids_among(o)[0])
+            others, SparseSet._sub, lambda out, o: out._engine.discard(ids_among(o)[0])
         )
 
     def _fold(
@@ -1019,7 +712,7 @@ class SparseSet(MutableSet[int]):
         if isinstance(other, SparseSet):
             return other._le(self)
         arr, others = ids_among(other)
-        a = self._arrays
+        a = self._engine.state
         return not others and (
             kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
         )
@@ -1046,9 +739,9 @@ class SparseSet(MutableSet[int]):
         """
         for other in others:
             if isinstance(other, SparseSet):
-                self._keep_only(other._members())
+                self._engine.keep_only(other._members())
             else:
-                self._keep_only(ids_among(other)[0])
+                self._engine.keep_only(ids_among(other)[0])
 
     def difference_update(self, *others: Any) -> None:
         """Remove the ids of every one of ``others``.
@@ -1061,9 +754,9 @@ class SparseSet(MutableSet[int]):
         """
         for other in others:
             if isinstance(other, SparseSet):
-                self._discard(other._members())
+                self._engine.discard(other._members())
             else:
-                self._discard(ids_among(other)[0])
+                self._engine.discard(ids_among(other)[0])
 
     def symmetric_difference_update(self, other: Any) -> None:
         """Remove the ids of ``other`` that are members, add the rest.
@@ -1077,16 +770,11 @@ class SparseSet(MutableSet[int]):
         toggled = self._operand(other)._members()
         present = self.contains(toggled)
         # Validate the additions first so a failure changes nothing.
-        self._validate_add(toggled[~present], False, None)
-        self._discard(toggled[present])
+        self._engine.validate_add(toggled[~present], False, None)
+        self._engine.discard(toggled[present])
         self.add(toggled[~present])
 
     __ior__ = _in_place(lambda s, o: s.update(o))
     __iand__ = _in_place(lambda s, o: s.intersection_update(o))
     __isub__ = _in_place(lambda s, o: s.difference_update(o))
     __ixor__ = _in_place(lambda s, o: s.symmetric_difference_update(o))
-
-
-def threaded(arr: np.ndarray) -> bool:
-    """Whether a lookup batch is big enough for the threaded kernels."""
-    return arr.shape[0] >= PARALLEL_THRESHOLD and numba.get_num_threads() > 1

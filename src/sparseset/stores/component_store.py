@@ -17,8 +17,11 @@ import numpy as np
 
 from .. import kernels
 from ..io.schema import parse_schema
-from ..sets.ids import as_ids, describe, reject_negative
-from ..sets.sparse_set import _INT64_END, SparseSet, _Arrays
+from ..sets.engine import INT64_END, SetEngine
+from ..sets.ids import as_ids, reject_negative
+from ..sets.index_kinds import kind_named
+from ..sets.sparse_set import SparseSet
+from .keys import IdKeys, KeyMap
 
 _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 # discard_rows needs at least one column to unroll over (see kernels.discard).
@@ -34,15 +37,6 @@ class UnknownColumnError(KeyError, TypeError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
-
-
-class _StoreArrays(_Arrays):
-    """A set's state plus each column's full array as ``_col_<name>``.
-
-    The jit twin has the same attributes, so it can stand in for this.
-    """
-
-    __slots__ = ("__dict__",)
 
 
 def is_same_view(value: Any, rows: np.ndarray) -> bool:
@@ -160,13 +154,12 @@ class ComponentStore:
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
-        self._keys = SparseSet(capacity, index)
-        old = self._state()
-        state = _StoreArrays(old.sparse, old.dense, old.n)
-        self._keys._hold(state)
+        self._keys = SetEngine.new(kind_named(index), capacity)
+        self._key_map: KeyMap = IdKeys()
+        state = self._keys.state
         for name, (dtype, shape) in self._schema.items():
             setattr(
-                state, f"_col_{name}", np.zeros((old.dense.shape[0], *shape), dtype)
+                state, f"_col_{name}", np.zeros((state.dense.shape[0], *shape), dtype)
             )
 
     # -- schema and storage -----------------------------------------------
@@ -204,18 +197,17 @@ class ComponentStore:
 
     def _state(self) -> Any:
         """The key set's state (``sparse``, ``dense``, ``n``, ``epoch``) with
-        the columns as ``_col_<name>``: an ``_Arrays`` or the jit twin."""
-        return self._keys._arrays
+        the columns as ``_col_<name>``: a ``SetState`` or the jit twin."""
+        return self._keys.state
 
     def _members(self) -> np.ndarray:
         """The keys, aligned with the rows (a view of ``dense[:n]``)."""
-        return self._keys._members()
+        return self._keys.members()
 
     def _first_absent(self, keys: np.ndarray) -> int:
         """Position of the first of ``keys`` (valid keys) that is not a
         member; -1 if all are."""
-        a = self._state()
-        return int(kernels.first_mismatch(a.sparse, a.dense, a.n, keys, True))
+        return self._keys.first_absent(keys)
 
     def _rows(self) -> tuple[np.ndarray, ...]:
         """Every column as words, for the row-moving kernels."""
@@ -264,7 +256,7 @@ class ComponentStore:
         >>> ComponentStore({"mass": "f4"}, index="paged").kind
         'paged'
         """
-        return self._keys.kind
+        return self._keys.kind.name
 
     @property
     def nbytes(self) -> int:
@@ -372,7 +364,7 @@ class ComponentStore:
         state = self._state()
         n = state.n
         positions = np.empty(arr.shape[0], np.int64)
-        new_n = self._keys._insert(arr, scalar, ids, positions)
+        new_n = self._keys.insert(arr, scalar, ids, positions)
         self._fit_columns()
         state.n = new_n
         if new_n != n:
@@ -384,25 +376,13 @@ class ComponentStore:
         self._scatter(positions, values)
         return int(new_n - n)
 
-    def _key_of(self, id: int) -> int:
-        """One id (a non-negative Python int) as a key of this store's index."""
-        return id
-
-    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
-        """``ids`` as the keys of this store's index, and whether it was one id."""
-        return as_ids(ids)
-
-    def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
-        """The message for ``ids[k]`` not being a member."""
-        return f"{describe(as_ids(ids)[0], k, scalar, ids)} is not in the store"
-
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""
-        keys, scalar = self._keys_of(ids)
-        positions = self._keys._index(keys, scalar)
+        keys, scalar = self._key_map.keys_of(ids, "nothing was read or changed")
+        positions = self._keys.index_ids(keys, scalar)
         if positions.shape[0] and positions.min() < 0:
             k = int(np.argmax(positions < 0))
-            raise KeyError(self._lacking(ids, k, scalar))
+            raise KeyError(self._key_map.lacking(ids, k, scalar))
         return positions, scalar
 
     def set(self, ids: Any, /, **columns: Any) -> None:
@@ -435,8 +415,8 @@ class ComponentStore:
         >>> store.get([5])["pos"].tolist(), store.get(4)["pos"].tolist()
         ([[3.0, 4.0]], [1.0, 2.0])
         """
-        if type(ids) is int and 0 <= ids < _INT64_END:
-            return self._get_one(self._key_of(ids), ids)
+        if type(ids) is int and 0 <= ids < INT64_END:
+            return self._get_one(self._key_map.key_of(ids), ids)
         positions, scalar = self._positions(ids)
         if scalar:
             return self._row(int(positions[0]))
@@ -445,13 +425,9 @@ class ComponentStore:
     def _get_one(self, key: int, source: Any) -> dict[str, Any]:
         """The row of one key (an int64 id of the index), on the scalar
         kernel; ``source`` is what the caller passed, for the message."""
-        state = self._state()
-        if isinstance(state, _Arrays):
-            p = kernels.find_one(state.parts, state.dense, state.n, key)
-        else:  # a jit twin holds the state
-            p = int(self._keys._index(np.array([key], np.int64), True)[0])
+        p = self._keys.index_one(key)
         if p < 0:
-            raise KeyError(self._lacking(source, 0, True))
+            raise KeyError(self._key_map.lacking(source, 0, True))
         return self._row(p)
 
     def _row(self, p: int) -> dict[str, Any]:
@@ -491,22 +467,7 @@ class ComponentStore:
         >>> reap(store.jit); store.ids.tolist()
         [1]
         """
-        state = self._state()
-        if isinstance(state, _Arrays):
-            from ..jit.twins import make_twin
-
-            state = make_twin(state, self._schema, self._twin_entities())
-            self._keys._hold(state)
-        return state
-
-    def _table_kind(self) -> str:
-        """The index kind a store read back from :meth:`to_arrow`'s table
-        should have: this store's."""
-        return self.kind
-
-    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """What a twin needs to take handles instead of ids (none here)."""
-        return None
+        return self._keys.hand_out_twin(self._schema, self._key_map.twin_entities())
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # A store is a table, not an id array: np.asarray(store) used to be
@@ -546,7 +507,7 @@ class ComponentStore:
         >>> store.discard([1, 9]), store.ids.tolist(), store["hp"].tolist()
         (1, [3, 2], [30, 20])
         """
-        arr, _ = self._keys._removal_batch(ids)
+        arr, _ = self._keys.removal_batch(ids)
         return self._discard_rows(arr)
 
     def _discard_rows(self, arr: np.ndarray) -> int:
@@ -565,8 +526,8 @@ class ComponentStore:
         >>> store.remove([2]), store.ids.tolist()
         (1, [1])
         """
-        arr, scalar = self._keys._removal_batch(ids)
-        self._keys._require_members(arr, scalar, ids)
+        arr, scalar = self._keys.removal_batch(ids)
+        self._keys.require_members(arr, scalar, ids)
         return self._discard_rows(arr)
 
     def clear(self) -> None:
@@ -664,10 +625,8 @@ class ComponentStore:
 
     def _order_of(self, other: Any) -> np.ndarray:
         """The ids of ``other`` in its order, as keys of this store."""
-        if isinstance(other, ComponentStore):
-            return other._members()
-        if isinstance(other, SparseSet):
-            return other._members()
+        if isinstance(other, ComponentStore | SparseSet):
+            return np.asarray(other.ids)
         arr, scalar = as_ids(other)
         reject_negative(arr, scalar)
         return arr
@@ -709,7 +668,9 @@ class ComponentStore:
         >>> store.ids.tolist()
         [4, 6]
         """
-        return self._keys.ids
+        view = self._keys.members()
+        view.flags.writeable = False
+        return view
 
     # -- tables: Arrow, pandas, Parquet -----------------------------------
 
@@ -750,7 +711,7 @@ class ComponentStore:
         """
         from ..io.tabular import store_to_arrow
 
-        return store_to_arrow(self, id, self._table_kind())
+        return store_to_arrow(self, id, self._key_map.table_kind(self.ids, self.kind))
 
     @classmethod
     def from_arrow(
@@ -909,13 +870,13 @@ class ComponentStore:
         return read_store(cls, path, id, schema, index)
 
     def __contains__(self, x: object) -> bool:
-        return x in self._keys
+        return self._keys.holds(x)
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._keys)
+        return iter(self._keys.members().tolist())
 
     def __repr__(self) -> str:
         columns = ", ".join(

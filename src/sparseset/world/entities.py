@@ -14,7 +14,7 @@ through its methods only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -295,5 +295,58 @@ class Entities:
         """
         return np.flatnonzero(self.alive_flags[: self.count])
 
+    def snapshot(self) -> EntityTable:
+        """The table as arrays (views, no copies): what a saved world keeps.
 
-__all__ = ["INDEX_LIMIT", "LAST_GENERATION", "DeadHandleError", "Entities", "where"]
+        Examples
+        --------
+        >>> table = Entities(4); e = table.create(3); table.kill(np.array([1]))
+        1
+        >>> [a.tolist() for a in table.snapshot()]
+        [[0, 1, 0], [True, False, True], [1]]
+        """
+        return EntityTable(
+            self.generations[: self.count],
+            self.alive_flags[: self.count],
+            self.free[: self.n_free],
+        )
+
+    def restore(self, table: EntityTable) -> bool:
+        """Become the (checked) ``table`` of a :meth:`snapshot`; whether the
+        arrays were replaced (see :meth:`reserve`).
+
+        Examples
+        --------
+        >>> source = Entities(4); e = source.create(3); source.kill(np.array([1]))
+        1
+        >>> copy = Entities(0); copy.restore(source.snapshot()); copy.live
+        True
+        2
+        """
+        count = table.generations.shape[0]
+        replaced = self.reserve(count)
+        self.generations[:count] = table.generations
+        self.alive_flags[:count] = table.alive
+        self.free[: table.free.shape[0]] = table.free
+        self.count, self.n_free = count, table.free.shape[0]
+        self.live = int(table.alive.sum())
+        return replaced
+
+
+class EntityTable(NamedTuple):
+    """An entity table as arrays: each index's generation and liveness, and
+    the free list."""
+
+    generations: np.ndarray
+    alive: np.ndarray
+    free: np.ndarray
+
+
+__all__ = [
+    "INDEX_LIMIT",
+    "LAST_GENERATION",
+    "DeadHandleError",
+    "Entities",
+    "EntityTable",
+    "where",
+]

@@ -6,24 +6,28 @@ table: every change requires live handles, and a query answers "absent" for
 a dead one, so no handle ever reaches the row of an entity that reuses its
 index.
 
-The internal interface
-----------------------
+The World interface
+-------------------
 A store talks to the objects around it through these methods and nothing
 else (docs/architecture.md, "Who may ask what"):
 
-- its world calls :meth:`EntityStore._discard_keys` (``destroy``),
-  :meth:`EntityStore._follow_entities` (the entity arrays grew) and
-  :meth:`EntityStore._adopt` (a loaded world's rows);
-- views and groups read :meth:`EntityStore._members` (entity indexes in row
-  order), :meth:`EntityStore._state_key` (changes whenever the members or
-  their order do) and look keys up with :meth:`EntityStore._contain_keys`,
-  :meth:`EntityStore._index_keys` and :meth:`EntityStore._join_keys`,
+- its world calls :meth:`EntityStore.discard_keys` (``destroy``),
+  :meth:`EntityStore.follow_entities` (the entity arrays grew) and
+  :meth:`EntityStore.adopt` (a loaded world's rows);
+- views and groups read :meth:`EntityStore.members` (entity indexes in row
+  order), :meth:`EntityStore.state_key` (changes whenever the members or
+  their order do) and look keys up with :meth:`EntityStore.contain_keys`,
+  :meth:`EntityStore.index_keys` and :meth:`EntityStore.join_keys`,
   which take the same (threaded) path as
   :meth:`~sparseset.SparseSet.contains` where the containers would;
-- the owning group attaches with :meth:`EntityStore._own`, moves rows with
-  :meth:`EntityStore._pack` and casts assigned values with
-  :meth:`EntityStore._cast`; the store calls back the :class:`Owner`
-  methods ``_admit``, ``_expel`` and ``_reset`` as its members change.
+- the owning group attaches with :meth:`EntityStore.own`, moves rows with
+  :meth:`EntityStore.pack`, reports its moves with
+  :meth:`EntityStore.note_moved` and casts assigned values with
+  :meth:`EntityStore.cast`; the store calls back the :class:`Owner`
+  methods ``_admit``, ``_expel`` and ``_reset`` as its members change (a
+  store no group owns has :data:`NO_GROUP`, whose calls do nothing).
+
+Ids reach the store's index through :class:`HandleKeys`, its key map.
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.options import ROW
+from ..sets.engine import threaded
 from ..sets.ids import as_ids, one_id
 from ..sets.index_kinds import KINDS
-from ..sets.sparse_set import _Arrays, threaded
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 
@@ -53,6 +57,74 @@ class Owner(Protocol):
 
     def _reset(self) -> None:
         """Forget every member: an owned store was cleared."""
+
+
+class _NoGroup:
+    """The owner of a store no group owns: every call does nothing."""
+
+    def _admit(self, keys: np.ndarray) -> None:
+        pass
+
+    def _expel(self, keys: np.ndarray) -> None:
+        pass
+
+    def _reset(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "NO_GROUP"
+
+
+#: The owner of every store that no group owns.
+NO_GROUP: Owner = _NoGroup()
+
+
+class HandleKeys:
+    """The key map of a World store: handles in, entity indexes as keys.
+
+    Changes need live handles (else :class:`~sparseset.DeadHandleError`,
+    saying what did not happen); a missing entity is named with the
+    component it lacks.
+    """
+
+    __slots__ = ("_entities", "_name")
+
+    def __init__(self, entities: Entities, name: str) -> None:
+        self._entities = entities
+        self._name = name
+
+    def keys_of(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
+        """The entity indexes of live handles (else DeadHandleError)."""
+        return self._entities.resolve(ids, consequence)
+
+    def key_of(self, x: int) -> int:
+        """The entity index of one live handle (else DeadHandleError)."""
+        key = self._entities.index_of(x)
+        if key < 0:
+            self.keys_of(x, "nothing was read or changed")  # raises, saying why
+        return key
+
+    def lacking(self, ids: Any, k: int, scalar: bool) -> str:
+        """``handle = ... has no 'name' component; add it first ...``."""
+        handle = int(as_ids(ids)[0][k])
+        return (
+            f"{where(k, scalar)} = {handle} has no {self._name!r} component; "
+            f"add it first with world.add({self._name!r}, handles, ...)"
+        )
+
+    def ids_of(self, keys: np.ndarray) -> np.ndarray:
+        """The handles of entity indexes."""
+        return self._entities.handles(keys)
+
+    def twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
+        """The world's generations and liveness, which a twin checks."""
+        return self._entities.generations, self._entities.alive_flags
+
+    def table_kind(self, ids: np.ndarray, kind: str) -> str:
+        """The first kind whose range takes every handle of the table (a
+        handle is ``index | generation << 32``, not a key)."""
+        top = int(ids.max()) if ids.size else -1
+        return next(name for name, k in KINDS.items() if top < k.limit)
 
 
 class Components(Protocol):
@@ -110,8 +182,9 @@ class EntityStore(ComponentStore):
         self._world = world
         self._entities = entities
         self._name = name
-        self._group: Owner | None = None
+        self._group: Owner = NO_GROUP
         self._version = 0
+        self._key_map = HandleKeys(entities, name)
 
     @property
     def name(self) -> str:
@@ -135,13 +208,7 @@ class EntityStore(ComponentStore):
         >>> w = World(); w.register("a"); w["a"].group is None
         True
         """
-        return self._group
-
-    def _live(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
-        return self._entities.resolve(ids, consequence)
-
-    def _keys_of(self, ids: Any) -> tuple[np.ndarray, bool]:
-        return self._live(ids, "nothing was read or changed")
+        return None if self._group is NO_GROUP else self._group
 
     # -- changes ----------------------------------------------------------
 
@@ -157,25 +224,11 @@ class EntityStore(ComponentStore):
         >>> w["hp"].add(e, hp=3), w["hp"]["hp"].tolist()
         (2, [3, 3])
         """
-        keys, _ = self._live(ids, "nothing was added")
+        keys, _ = self._entities.resolve(ids, "nothing was added")
         added = super().add(keys, **columns)
-        self._version += 1
-        if self._group is not None:
-            self._group._admit(keys)
+        self.note_moved()
+        self._group._admit(keys)
         return added
-
-    def _key_of(self, handle: int) -> int:
-        key = self._entities.index_of(handle)
-        if key < 0:
-            self._keys_of(handle)  # raises DeadHandleError, saying why
-        return key
-
-    def _lacking(self, ids: Any, k: int, scalar: bool) -> str:
-        handle = int(as_ids(ids)[0][k])
-        return (
-            f"{where(k, scalar)} = {handle} has no {self._name!r} component; "
-            f"add it first with world.add({self._name!r}, handles, ...)"
-        )
 
     def discard(self, ids: Any) -> int:
         """Remove the component from the entities that have it; returns how many.
@@ -188,8 +241,8 @@ class EntityStore(ComponentStore):
         >>> w["tag"].discard(e)
         1
         """
-        keys, _ = self._live(ids, "nothing was removed")
-        return self._discard_keys(keys)
+        keys, _ = self._entities.resolve(ids, "nothing was removed")
+        return self.discard_keys(keys)
 
     def remove(self, ids: Any) -> int:
         """Remove the component from entities that must all have it.
@@ -205,21 +258,21 @@ class EntityStore(ComponentStore):
         >>> w["tag"].remove(e[1]), len(w["tag"])
         (1, 1)
         """
-        keys, scalar = self._live(ids, "nothing was removed")
+        keys, scalar = self._entities.resolve(ids, "nothing was removed")
         k = self._first_absent(keys)
         if k >= 0:
-            raise KeyError(self._lacking(ids, k, scalar) + "; nothing was removed")
-        return self._discard_keys(keys)
+            lacking = self._key_map.lacking(ids, k, scalar)
+            raise KeyError(lacking + "; nothing was removed")
+        return self.discard_keys(keys)
 
-    def _discard_keys(self, keys: np.ndarray) -> int:
+    def discard_keys(self, keys: np.ndarray) -> int:
         """Remove entity indexes (alive, validated), keeping the group packed.
 
         Part of the internal interface: ``World.destroy`` calls it on every
         store before the indexes die.
         """
-        if self._group is not None:
-            self._group._expel(keys)
-        self._version += 1
+        self._group._expel(keys)
+        self.note_moved()
         return self._discard_rows(keys)
 
     def clear(self) -> None:
@@ -233,13 +286,12 @@ class EntityStore(ComponentStore):
         >>> len(w["tag"])
         0
         """
-        if self._group is not None:
-            self._group._reset()
-        self._version += 1
+        self._group._reset()
+        self.note_moved()
         super().clear()
 
     def _refuse_if_owned(self, what: str) -> None:
-        if self._group is not None:
+        if self._group is not NO_GROUP:
             raise ValueError(
                 f"{what} would unpack {self._group!r}, which owns {self._name!r}; "
                 f"an owned store keeps the order its group needs"
@@ -261,7 +313,7 @@ class EntityStore(ComponentStore):
         """
         self._refuse_if_owned("sorting")
         super().sort(self.ids if key is None else key)
-        self._version += 1
+        self.note_moved()
 
     def sort_as(self, other: Any) -> None:
         """Put the entities shared with ``other`` first, in ``other``'s order.
@@ -281,7 +333,7 @@ class EntityStore(ComponentStore):
         """
         self._refuse_if_owned("sort_as")
         super().sort_as(other)
-        self._version += 1
+        self.note_moved()
 
     def _order_of(self, other: Any) -> np.ndarray:
         if isinstance(other, EntityStore):
@@ -289,7 +341,7 @@ class EntityStore(ComponentStore):
                 raise ValueError(
                     f"{other.name!r} belongs to another world; pass its handles"
                 )
-            return other._members()
+            return other.members()
         if isinstance(other, ComponentStore):
             raise TypeError(
                 "sort_as takes a store of the same world or an array of handles, "
@@ -336,53 +388,45 @@ class EntityStore(ComponentStore):
         self._refuse_if_owned("a jit twin")
         return super().jit
 
-    def _table_kind(self) -> str:
-        # The table lists handles (index | generation << 32), not keys: the
-        # first kind whose range takes them all.
-        ids = self.ids
-        top = int(ids.max()) if ids.size else -1
-        return next(name for name, kind in KINDS.items() if top < kind.limit)
-
-    def _twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
-        return self._entities.generations, self._entities.alive_flags
-
-    def _adopt(self, keys: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+    def adopt(self, keys: np.ndarray, columns: dict[str, np.ndarray]) -> None:
         """Take the rows of a loaded world: entity indexes already checked
         alive by the loader, so they skip resolving as handles.
 
         Part of the internal interface: ``World.load`` calls it.
         """
         super().add(keys, **columns)
-        self._version += 1
+        self.note_moved()
 
-    def _follow_entities(self) -> None:
+    def follow_entities(self) -> None:
         """Hand a jit twin the world's entity arrays after they grew.
 
         Part of the internal interface: the world calls it when its entity
         table replaced its arrays.
         """
-        state = self._state()
-        if not isinstance(state, _Arrays):
-            state.generations, state.alive = self._twin_entities()
+        twin = self._keys.twin
+        if twin is not None:
+            twin.generations, twin.alive = self._key_map.twin_entities()
 
     # -- the internal interface for views and groups -----------------------
 
-    def _state_key(self) -> tuple[Any, ...]:
+    def members(self) -> np.ndarray:
+        """The entity indexes of the members, in row order (a view)."""
+        return self._members()
+
+    def state_key(self) -> tuple[Any, ...]:
         """Changes whenever this store's members or their order change."""
         a = self._state()
         return (id(self), self._version, a.n, a.epoch, id(a))
 
-    def _contain_keys(self, keys: np.ndarray) -> np.ndarray:
+    def contain_keys(self, keys: np.ndarray) -> np.ndarray:
         """Whether each entity index (int64, valid) is a member."""
-        found: np.ndarray = self._keys.contains(keys)
-        return found
+        return self._keys.contains_ids(keys)
 
-    def _index_keys(self, keys: np.ndarray) -> np.ndarray:
+    def index_keys(self, keys: np.ndarray) -> np.ndarray:
         """Each entity index's row (int64), -1 where absent."""
-        rows: np.ndarray = self._keys.index(keys)
-        return rows
+        return self._keys.index_ids(keys)
 
-    def _join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the members among ``keys`` (valid entity indexes) are: their
         positions in ``keys``, in order, and their rows here (both
         :data:`~sparseset.kernels.options.ROW`).
@@ -392,7 +436,7 @@ class EntityStore(ComponentStore):
         join kernel, which does not re-read the batch to filter it.
         """
         if threaded(keys):
-            found = self._index_keys(keys)
+            found = self.index_keys(keys)
             at = np.flatnonzero(found >= 0)
             return at.astype(ROW), found[at].astype(ROW)
         count = keys.shape[0]
@@ -402,11 +446,11 @@ class EntityStore(ComponentStore):
         m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, at, rows)
         return at[:m], rows[:m]
 
-    def _own(self, group: Owner) -> None:
+    def own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on."""
         self._group = group
 
-    def _pack(self, pack: PackKernel, length: int, keys: np.ndarray) -> int:
+    def pack(self, pack: PackKernel, length: int, keys: np.ndarray) -> int:
         """Run a group's row-moving kernel over this store; the new length.
 
         ``pack`` is :func:`~sparseset.kernels.pack_front` or
@@ -414,14 +458,16 @@ class EntityStore(ComponentStore):
         ``length`` with their rows in every column.
         """
         a = self._state()
-        self._version += 1
+        self.note_moved()
         return int(pack(a.sparse, a.dense, a.n, length, keys, self._rows()))
 
-    def _changed(self) -> None:
-        """Note a change made by the owning group (its length moved)."""
+    def note_moved(self) -> None:
+        """Note that the members or their order changed: the one place the
+        version behind :meth:`state_key` moves (this store's own changes,
+        and its owning group's when the group's length moved)."""
         self._version += 1
 
-    def _cast(self, count: int, name: str, value: Any) -> np.ndarray:
+    def cast(self, count: int, name: str, value: Any) -> np.ndarray:
         """``value`` as ``count`` rows of column ``name``, as ``add`` casts it."""
         return self._prepare(count, {name: value})[name]
 
@@ -444,7 +490,7 @@ class EntityStore(ComponentStore):
         [True, False]
         """
         keys, scalar = self._resolved(ids)
-        found = self._keys.contains(keys)
+        found = self._keys.contains_ids(keys, scalar)
         return bool(found[0]) if scalar else found
 
     def index(self, ids: Any) -> Any:
@@ -459,7 +505,7 @@ class EntityStore(ComponentStore):
         [-1, 0]
         """
         keys, scalar = self._resolved(ids)
-        rows = self._keys.index(keys)
+        rows = self._keys.index_ids(keys, scalar)
         return int(rows[0]) if scalar else rows
 
     @property
@@ -474,18 +520,20 @@ class EntityStore(ComponentStore):
         >>> w["tag"].ids.tolist() == e[::-1].tolist()
         True
         """
-        ids = self._entities.handles(self._members())
+        ids = self._entities.handles(self.members())
         ids.flags.writeable = False
         return ids
 
     def __contains__(self, x: object) -> bool:
         # As set's `in`: any hashable x gets an answer; only a live handle
         # can have the component.
+        # As set's `in`: any hashable x gets an answer; only a live handle
+        # can have the component.
         handle = one_id(x, "handle")
         if handle is None or handle >= 2**63:
             return False
         key = self._entities.index_of(handle)
-        return key >= 0 and key in self._keys
+        return key >= 0 and self._keys.holds(key)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())

@@ -71,10 +71,10 @@ class Group:
         self._stores = stores
         self._length = 0 if length is None else length
         for store in self._stores:
-            store._own(self)
+            store.own(self)
         if length is None:
             smallest = min(self._stores, key=len)
-            self._admit(smallest._members().copy())
+            self._admit(smallest.members().copy())
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -104,7 +104,7 @@ class Group:
         >>> w.group("a").ids.tolist() == [e[1]]
         True
         """
-        ids = self._entities.handles(self._stores[0]._members()[: self._length])
+        ids = self._entities.handles(self._stores[0].members()[: self._length])
         ids.flags.writeable = False
         return ids
 
@@ -150,7 +150,7 @@ class Group:
         store, name = self._column_of(column)
         rows = store[name][: self._length]
         if not is_same_view(value, rows):
-            rows[...] = store._cast(self._length, name, value)
+            rows[...] = store.cast(self._length, name, value)
 
     def __repr__(self) -> str:
         return f"Group({', '.join(map(repr, self._names))}, size={len(self)})"
@@ -166,7 +166,7 @@ class Group:
             return
         everywhere = np.ones(keys.shape[0], np.bool_)
         for store in self._stores:
-            everywhere &= store._contain_keys(keys)
+            everywhere &= store.contain_keys(keys)
         # Only entities in every store may move, or the stores would disagree.
         candidates = keys if everywhere.all() else keys[everywhere]
         if candidates.shape[0]:
@@ -181,7 +181,7 @@ class Group:
         """Hold no entity: one of the owned stores was cleared."""
         self._length = 0
         for store in self._stores:
-            store._changed()
+            store.note_moved()
 
     def _repack(self, pack: PackKernel, keys: np.ndarray) -> None:
         """Run ``pack`` (``pack_front`` or ``pack_back``) on every owned store.
@@ -191,7 +191,7 @@ class Group:
         """
         length = self._length
         for store in self._stores:
-            length = store._pack(pack, self._length, keys)
+            length = store.pack(pack, self._length, keys)
         self._length = length
 
 

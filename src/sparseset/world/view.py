@@ -112,11 +112,11 @@ class View:
     def _join(self) -> None:
         """Recompute the matches if any store changed since the last time."""
         include, exclude = self._included, self._excluded
-        key = tuple(store._state_key() for store in include + exclude)
+        key = tuple(store.state_key() for store in include + exclude)
         if key == self._key:
             return
         smallest = min(include, key=len)
-        members = smallest._members()
+        members = smallest.members()
         rows: dict[str, np.ndarray] = {}
         # Probe store by store, keeping only the survivors: each probe is
         # over fewer candidates than the last. The survivors' keys are
@@ -126,7 +126,7 @@ class View:
             if store is smallest:
                 continue
             keys = _take(members, rows[smallest.name]) if rows else members
-            at, found = store._join_keys(keys)
+            at, found = store.join_keys(keys)
             rows = {name: _take(row, at) for name, row in rows.items()}
             rows.setdefault(smallest.name, at)
             rows[store.name] = found
@@ -135,7 +135,7 @@ class View:
         if exclude:
             keys = _take(members, rows[smallest.name])
             for store in exclude:
-                inside = store._contain_keys(keys)
+                inside = store.contain_keys(keys)
                 if inside.any():
                     keep = ~inside
                     keys = keys[keep]

@@ -21,7 +21,13 @@ import numpy as np
 
 from ..sets.index_kinds import KINDS, kind_named
 from . import persistence
-from .entities import INDEX_LIMIT, LAST_GENERATION, DeadHandleError, Entities
+from .entities import (
+    INDEX_LIMIT,
+    LAST_GENERATION,
+    DeadHandleError,
+    Entities,
+    EntityTable,
+)
 from .entity_store import EntityStore
 from .group import Group
 from .persistence import WorldState
@@ -83,7 +89,7 @@ class World:
     def _reserve_entities(self, needed: int) -> None:
         if self._entities.reserve(needed):
             for store in self._stores.values():
-                store._follow_entities()
+                store.follow_entities()
 
     def create(self, n: int) -> np.ndarray:
         """Create ``n`` entities; returns their handles (int64).
@@ -132,7 +138,7 @@ class World:
         """
         keys, _ = self._entities.resolve(handles, "nothing was destroyed")
         for store in self._stores.values():
-            store._discard_keys(keys)
+            store.discard_keys(keys)
         return self._entities.kill(keys)
 
     def alive(self, handles: Any) -> Any:
@@ -409,15 +415,15 @@ class World:
 
     def _state(self) -> WorldState:
         """Everything that defines the world, as arrays (no copies)."""
-        table = self._entities
+        table = self._entities.snapshot()
         return WorldState(
             capacity=self._capacity,
             index=self._index,
-            generations=table.generations[: table.count],
-            alive=table.alive_flags[: table.count],
-            free=table.free[: table.n_free],
+            generations=table.generations,
+            alive=table.alive,
+            free=table.free,
             components={
-                name: (store._members(), {c: store[c] for c in store.columns})
+                name: (store.members(), {c: store[c] for c in store.columns})
                 for name, store in self._stores.items()
             },
             groups=[(group.components, len(group)) for group in self._groups],
@@ -534,19 +540,13 @@ class World:
         World.__init__(
             self, min(state.capacity, max(count, _RESTORED_CAPACITY)), state.index
         )
-        self._reserve_entities(count)
-        table = self._entities
-        table.generations[:count] = state.generations
-        table.alive_flags[:count] = state.alive
-        table.free[: state.free.shape[0]] = state.free
-        table.count, table.n_free = count, state.free.shape[0]
-        table.live = int(state.alive.sum())
+        self._entities.restore(EntityTable(state.generations, state.alive, state.free))
         for name, (keys, columns) in state.components.items():
             schema = {
                 column: (rows.dtype, rows.shape[1:]) for column, rows in columns.items()
             }
             self.register(name, schema)
-            self._stores[name]._adopt(keys, columns)
+            self._stores[name].adopt(keys, columns)
         for names, length in state.groups:
             # The saved order already packs the group: adopt it, move nothing.
             stores = tuple(self._stores[name] for name in names)

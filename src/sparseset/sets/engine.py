@@ -1,0 +1,491 @@
+"""The engine under every set and store: one set's state and the logic on it.
+
+A :class:`SetEngine` owns the state of one sparse set (``sparse``, ``dense``,
+``n`` and the checkpoint stack: a :class:`SetState`, or the jit twin once
+one is handed out) and everything done to it: inserting a batch (growing
+the index and ``dense``, validating once, undoing a bad batch), removing,
+looking up, checkpoints and rollback. :class:`~sparseset.SparseSet` is the
+``set`` API over one engine; :class:`~sparseset.ComponentStore` holds one
+engine for its ids and keeps its columns in the same state object.
+
+The engine's methods are its interface: the containers call them and
+nothing else of it. Input that is not yet an id array goes through
+:mod:`.ids` in the engine too, so a set and a store answer the same input
+with the same errors.
+
+Scalar calls (one plain ``int``) take the state's own ``contains``,
+``index``, ``add`` and ``remove``: a :class:`SetState` answers them from
+the scalar kernels, a twin from its compiled methods, so the engine never
+asks which one it holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from .. import kernels
+from .checkpoints import Checkpoint, is_token, next_owner
+from .ids import as_ids, describe, one_id, reject_negative, reject_out_of_range
+from .index_kinds import IndexKind, index_nbytes
+
+#: Batches of at least this many ids are looked up on all numba threads.
+#: Below it, waking the threads costs more than they save (see
+#: ``asv_bench/benchmarks/parallel.py``).
+PARALLEL_THRESHOLD = 1 << 15
+#: Python ints below this are numba int64s: the scalar kernels take them.
+INT64_END = 2**63
+
+
+def threaded(arr: np.ndarray) -> bool:
+    """Whether a lookup batch is big enough for the threaded kernels.
+
+    Examples
+    --------
+    >>> threaded(np.arange(10))
+    False
+    """
+    return arr.shape[0] >= PARALLEL_THRESHOLD and numba.get_num_threads() > 1
+
+
+class SetState:
+    """The mutable state a set's kernels work on.
+
+    ``epoch`` counts the changes that invalidate checkpoints (adds of new
+    members, clears, sorts, growth), wherever they happen; ``marks`` and
+    ``depth`` are the checkpoint stack, ``stamp`` the next checkpoint's
+    stamp and ``owner`` the set's number, which its tokens carry (see
+    :mod:`sparseset.kernels.marks`). ``parts`` is the index as the scalar
+    kernels take it, kept in step with ``sparse``. A store adds its columns
+    as ``_col_<name>`` attributes.
+
+    Its scalar methods answer as a jit twin's do, so either can hold a
+    set's state: ``contains(i)``, ``index(i)``, ``add(i)`` and ``remove(i)``
+    take one non-negative id within the index kind's range.
+
+    Examples
+    --------
+    >>> from sparseset.sets.index_kinds import KINDS
+    >>> state = SetState(KINDS["flat"].new(8), np.empty(8, np.int32), 0)
+    >>> state.add(5), state.add(5), state.contains(5), state.index(5)
+    (1, 0, True, 0)
+    """
+
+    __slots__ = (
+        "__dict__",
+        "_sparse",
+        "dense",
+        "depth",
+        "epoch",
+        "marks",
+        "n",
+        "owner",
+        "parts",
+        "stamp",
+    )
+
+    def __init__(self, sparse: Any, dense: np.ndarray, n: int) -> None:
+        self.sparse = sparse
+        self.dense = dense
+        self.n = n
+        self.epoch = 0
+        self.marks = kernels.marks.empty_marks()
+        self.depth = 0
+        self.stamp = 0
+        self.owner = next_owner()
+
+    @property
+    def sparse(self) -> Any:
+        """The index (id -> candidate position)."""
+        return self._sparse
+
+    @sparse.setter
+    def sparse(self, index: Any) -> None:
+        self._sparse = index
+        self.parts = kernels.kinds.parts_of(index)
+
+    def contains(self, i: int) -> bool:
+        """Whether id ``i`` is a member."""
+        return bool(kernels.find_one(self.parts, self.dense, self.n, i) >= 0)
+
+    def index(self, i: int) -> int:
+        """The position of id ``i``, -1 if it is not a member."""
+        return int(kernels.find_one(self.parts, self.dense, self.n, i))
+
+    def add(self, i: int) -> int:
+        """Add id ``i``: 1 if new, 0 if a member already, -1 where the index
+        or ``dense`` has no room for it (the engine's batch path grows them;
+        a twin's ``add`` grows by itself and never answers -1)."""
+        n = self.n
+        if n < self.dense.shape[0]:
+            p = kernels.add_one(self.parts, self.dense, n, i)
+            if p == n:
+                self.n = n + 1
+                self.epoch += 1
+                return 1
+            return 0 if p >= 0 else -1
+        return 0 if self.contains(i) else -1
+
+    def remove(self, i: int) -> bool:
+        """Remove id ``i`` (swap-and-pop); whether it was a member."""
+        n = self.n
+        self.n = kernels.discard_one(self.parts, self.dense, n, i)
+        return bool(self.n != n)
+
+
+class SetEngine:
+    """One set's state and every operation on it.
+
+    Parameters
+    ----------
+    kind : IndexKind
+        The index kind (:data:`~sparseset.sets.index_kinds.KINDS`).
+    state : SetState
+        The state to own; see :meth:`new` for an empty one.
+
+    Examples
+    --------
+    >>> from sparseset.sets.index_kinds import KINDS
+    >>> engine = SetEngine.new(KINDS["flat"], 10)
+    >>> engine.add([4, 2, 4]), engine.members().tolist()
+    (2, [4, 2])
+    """
+
+    __slots__ = ("kind", "state", "twin")
+
+    def __init__(self, kind: IndexKind, state: SetState) -> None:
+        self.kind = kind
+        #: A SetState, or the jit twin once one is handed out: the same
+        #: fields and scalar methods.
+        self.state: Any = state
+        #: The jit twin holding the state, once handed out.
+        self.twin: Any = None
+
+    @classmethod
+    def new(cls, kind: IndexKind, capacity: int) -> SetEngine:
+        """An empty set's engine with room for ``capacity``."""
+        capacity = kind.check_capacity(capacity)
+        dense = np.empty(capacity, kind.id_dtype)
+        return cls(kind, SetState(kind.new(capacity), dense, 0))
+
+    @classmethod
+    def sized(cls, kind: IndexKind, capacity: int, members: int) -> SetEngine:
+        """An empty engine with room for ``members`` members and, for flat,
+        ids below ``capacity``."""
+        index = kind.sized(capacity, members)
+        rows = min(members, kind.row_limit(index))
+        return cls(kind, SetState(index, np.empty(rows, kind.id_dtype), 0))
+
+    def hold(self, state: Any) -> None:
+        """Keep ``state`` from now on: the same set, with more attributes (a
+        store's columns)."""
+        self.state = state
+
+    def hand_out_twin(self, schema: Any, entities: Any) -> Any:
+        """The jit twin of this state, made on first use; from then on the
+        twin holds the state (see :mod:`sparseset.jit`)."""
+        if self.twin is None:
+            from ..jit.twins import make_twin
+
+            self.twin = self.state = make_twin(self.state, schema, entities)
+        return self.twin
+
+    # -- size and storage -------------------------------------------------
+
+    def __len__(self) -> int:
+        n: int = self.state.n
+        return n
+
+    def members(self) -> np.ndarray:
+        """The members in dense order: a view of ``dense[:n]``."""
+        a = self.state
+        members: np.ndarray = a.dense[: a.n]
+        return members
+
+    @property
+    def capacity(self) -> int:
+        """What fits without growing (see :attr:`SparseSet.capacity`)."""
+        a = self.state
+        return self.kind.capacity(a.sparse, a.dense)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the index and ``dense``."""
+        a = self.state
+        return int(index_nbytes(a.sparse) + a.dense.nbytes)
+
+    def reserve(self, capacity: int) -> None:
+        """Grow so that ``capacity`` fits without regrowth."""
+        capacity = self.kind.check_capacity(capacity)
+        a = self.state
+        reserved = self.kind.reserve(a.sparse, a.dense, a.n, capacity)
+        if reserved is not a.sparse:
+            a.sparse = reserved
+            a.epoch += 1
+        self.grow_dense(capacity)
+
+    def grow_index(self, members: int, top: int, n: int | None = None) -> None:
+        """Regrow the index for ``members`` members and ids up to ``top``.
+
+        ``n`` counts the ids in dense whose positions the index must keep:
+        the members, unless a batch has appended more (``n`` not yet set).
+        """
+        a = self.state
+        n = a.n if n is None else n
+        a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
+        a.epoch += 1
+
+    def grow_dense(self, needed: int) -> None:
+        """Give ``dense`` at least ``needed`` slots (amortised doubling)."""
+        a = self.state
+        old = a.dense
+        limit = self.kind.row_limit(a.sparse)
+        needed = min(needed, limit)
+        if needed <= old.shape[0]:
+            return
+        length = kernels.grown_length(old.shape[0], needed, limit)
+        dense = np.empty(length, self.kind.id_dtype)
+        # Copy past n too: ids removed since a checkpoint live there.
+        dense[: old.shape[0]] = old
+        a.dense = dense
+
+    # -- adding -----------------------------------------------------------
+
+    def add(self, ids: Any) -> int:
+        """Add the non-members of ``ids`` (any accepted input) in batch
+        order; how many were new."""
+        a = self.state
+        if type(ids) is int and 0 <= ids < self.kind.limit:
+            added = int(a.add(ids))
+            if added >= 0:
+                return added
+        n = a.n
+        arr, scalar = as_ids(ids)
+        a.n = self.insert(arr, scalar, ids, None)
+        if a.n != n:
+            a.epoch += 1
+        added = a.n - n
+        return added
+
+    def fill(self, members: np.ndarray) -> None:
+        """Add ``members`` (distinct ids of another set) to this empty set."""
+        self.grow_dense(members.shape[0])
+        self.state.n = self.insert(members, False, None, None)
+
+    def insert(
+        self, arr: np.ndarray, scalar: bool, source: Any, positions: np.ndarray | None
+    ) -> int:
+        """Append the non-members of ``arr`` past n; return the new n.
+
+        ``n`` itself is left for the caller to set (a store first fits its
+        columns to the grown ``dense``). With ``positions``, records every
+        id's dense position. The kernel stops at an id its index cannot take
+        or has no room for; then the whole batch is validated once (a bad
+        batch is undone and raises, the set exactly as before) and the
+        index grows until the rest fits.
+        """
+        a = self.state
+        n = a.n
+        count = arr.shape[0]
+        record = np.empty(0, np.int64) if positions is None else positions
+        validated = False
+        top = -1
+        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
+            # Appends overwrite dense past n, where the ids removed since a
+            # live checkpoint wait: a batch that may fail must fail first.
+            top = self.validate_add(arr, scalar, source)
+            validated = True
+        index, dense = a.sparse, a.dense
+        self.grow_dense(n + count)
+        m, stop = kernels.upsert(a.sparse, a.dense, n, arr, record, 0)
+        while stop >= 0:
+            if not validated:
+                try:
+                    top = self.validate_add(arr, scalar, source)
+                except (TypeError, ValueError):
+                    kernels.unindex(a.sparse, a.dense, n, m)
+                    a.sparse, a.dense = index, dense
+                    raise
+                validated = True
+            self.grow_index(m + count - stop, top, m)
+            self.grow_dense(n + count)
+            m, stop = kernels.upsert(a.sparse, a.dense, m, arr, record, stop)
+        return int(m)
+
+    def validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
+        """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
+        reject_negative(arr, scalar)
+        if not arr.size:
+            return -1
+        kind = self.kind
+        top = int(arr.max())
+        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, kind.hint(top))
+        return top
+
+    # -- removing ---------------------------------------------------------
+
+    def removal_batch(self, ids: Any) -> tuple[np.ndarray, bool]:
+        """Validate ids for a removal (no negative ids), not aliasing dense."""
+        arr, scalar = as_ids(ids)
+        reject_negative(arr, scalar)
+        return self.not_aliasing(arr), scalar
+
+    def not_aliasing(self, arr: np.ndarray) -> np.ndarray:
+        """``arr``, copied if it shares memory with ``dense``: ``s.discard(s.ids)``
+        would otherwise read ids that its own swaps are moving."""
+        return arr.copy() if np.may_share_memory(arr, self.state.dense) else arr
+
+    def discard_one(self, x: Any) -> int | None:
+        """Discard one plain int id without the batch machinery: how many
+        left (0 or 1), or None where this path does not apply."""
+        if type(x) is not int or not 0 <= x < INT64_END:
+            return None
+        return int(self.state.remove(x))
+
+    def discard(self, arr: np.ndarray) -> int:
+        """Discard validated ids (non-negative, any integer dtype)."""
+        return self.removing(kernels.discard, arr)
+
+    def keep_only(self, arr: np.ndarray) -> int:
+        """Remove every member not among validated ids."""
+        return self.removing(kernels.keep_only, arr)
+
+    def removing(self, kernel: Any, arr: np.ndarray) -> int:
+        """Run a removal kernel (``discard`` or ``keep_only``) on validated
+        ids; how many members it removed. Every batch removal ends here."""
+        a = self.state
+        n = a.n
+        a.n = kernel(a.sparse, a.dense, n, self.not_aliasing(arr))
+        removed: int = n - a.n
+        return removed
+
+    def require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
+        """Raise ``KeyError`` naming the first id of ``arr`` that is absent."""
+        k = self.first_absent(arr)
+        if k >= 0:
+            raise KeyError(
+                f"{describe(arr, k, scalar, source)} is not a member; "
+                "nothing was removed"
+            )
+
+    def first_absent(self, arr: np.ndarray) -> int:
+        """Position of the first of ``arr`` (valid ids) that is not a member;
+        -1 if all are."""
+        a = self.state
+        return int(kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True))
+
+    def clear(self) -> None:
+        """Remove every member in O(1); invalidates checkpoints."""
+        self.state.n = 0
+        self.state.epoch += 1
+
+    def pop(self) -> int:
+        """Remove and return the last member in dense order."""
+        a = self.state
+        if a.n == 0:
+            raise KeyError("pop from an empty SparseSet")
+        a.n -= 1
+        kernels.unindex(a.sparse, a.dense, a.n, a.n + 1)
+        return int(a.dense[a.n])
+
+    def sort(self) -> None:
+        """Put the members in ascending order; invalidates checkpoints."""
+        a = self.state
+        kernels.sort(a.sparse, a.dense, a.n)
+        a.epoch += 1
+
+    def changed_order(self) -> None:
+        """Note that the members moved (a store's sort): checkpoints die."""
+        self.state.epoch += 1
+
+    # -- queries ----------------------------------------------------------
+
+    def contains(self, ids: Any) -> Any:
+        """Membership of each id: a bool for one id, a bool array for a batch."""
+        a = self.state
+        if type(ids) is int and 0 <= ids < INT64_END:
+            return bool(a.contains(ids))
+        arr, scalar = as_ids(ids)
+        found = self.contains_ids(arr, scalar)
+        return bool(found[0]) if scalar else found
+
+    def contains_ids(self, arr: np.ndarray, scalar: bool = False) -> np.ndarray:
+        """Membership of an id array (negative ids raise)."""
+        a = self.state
+        out = np.empty(arr.shape[0], np.bool_)
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
+        if kernel(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
+        return out
+
+    def holds(self, x: object) -> bool:
+        """``x in s`` as for ``set``: any hashable ``x`` gets an answer, and
+        only an id can be a member."""
+        if type(x) is int and 0 <= x < INT64_END:
+            return bool(self.state.contains(x))
+        x = one_id(x)
+        return x is not None and bool(self.contains(x))
+
+    def index(self, ids: Any) -> Any:
+        """Position of each id, -1 where absent: an int or an int64 array."""
+        arr, scalar = as_ids(ids)
+        out = self.index_ids(arr, scalar)
+        return int(out[0]) if scalar else out
+
+    def index_ids(self, arr: np.ndarray, scalar: bool = False) -> np.ndarray:
+        """Positions of an id array (negative ids raise), -1 where absent."""
+        a = self.state
+        out = np.empty(arr.shape[0], np.int64)
+        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
+        if kernel(a.sparse, a.dense, a.n, arr, out):
+            reject_negative(arr, scalar)
+        return out
+
+    def index_one(self, x: int) -> int:
+        """The position of one valid id (a non-negative int64), -1 if absent."""
+        return int(self.state.index(x))
+
+    def all_members(self, arr: np.ndarray) -> bool:
+        """Whether every id of ``arr`` (valid ids) is a member."""
+        return self.first_absent(arr) < 0
+
+    def any_member(self, arr: np.ndarray) -> bool:
+        """Whether some id of ``arr`` (valid ids) is a member."""
+        a = self.state
+        return bool(kernels.first_mismatch(a.sparse, a.dense, a.n, arr, False) >= 0)
+
+    # -- backtracking -----------------------------------------------------
+
+    def checkpoint(self) -> Checkpoint:
+        """Mark the current members so that later removals can be undone."""
+        a = self.state
+        marks, depth = kernels.marks.push_mark(a.marks, a.depth, a.n, a.epoch, a.stamp)
+        a.marks, a.depth = marks, depth
+        token = Checkpoint(a.owner, depth - 1, a.stamp)
+        a.stamp += 1
+        return token
+
+    def rollback(self, token: Checkpoint) -> None:
+        """Restore every member removed since ``token`` was taken."""
+        a = self.state
+        count = -1
+        if is_token(token) and token[0] == a.owner:
+            count = kernels.marks.marked_count(
+                a.marks, a.depth, a.epoch, token[1], token[2]
+            )
+        if count < 0:
+            raise ValueError(
+                f"{token!r} is not a live checkpoint of this set: an add, clear, "
+                "sort or growth since it was taken, or a rollback to an older "
+                "checkpoint, invalidated it"
+            )
+        # Removals only swap ids past n, so restoring n restores them; a hash
+        # index erased them, and gets them back.
+        kernels.reindex(a.sparse, a.dense, a.n, count)
+        a.n = int(count)
+        a.depth = int(token[1]) + 1
+
+
+__all__ = ["INT64_END", "PARALLEL_THRESHOLD", "SetEngine", "SetState", "threaded"]
