@@ -228,11 +228,11 @@ def test_a_set_grown_many_times_keeps_its_runs_intact():
     for _ in range(5):
         s.add(rng.integers(0, 2**63, 4_000, dtype=np.int64))
         s.discard(s.ids[::3].copy())
-    check_runs(s._arrays.sparse)
+    check_runs(s._engine.state.sparse)
     before = s.ids.copy()
     bad = np.concatenate([rng.integers(0, 2**62, 50_000), [-1]])
     with pytest.raises(ValueError):
         s.add(bad)
     np.testing.assert_array_equal(s.ids, before)
-    check_runs(s._arrays.sparse)
+    check_runs(s._engine.state.sparse)
     np.testing.assert_array_equal(s.index(before), np.arange(len(s)))

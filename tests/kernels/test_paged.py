@@ -52,7 +52,7 @@ def own_slot(index, x):
 
 def check_layout(s):
     """Every invariant of a paged set's index; returns its live leaves' sizes."""
-    a = s._arrays
+    a = s._engine.state
     index, dense, n = a.sparse, a.dense, a.n
     d, pages, used = index.directory, index.pages, index.used
     depth = int(used[paged.USED_DEPTH])
@@ -114,7 +114,7 @@ def test_100k_ids_uniform_over_2_40_hold_under_64_mib():
     ids = np.random.default_rng(1).integers(0, 2**40, 100_000)
     s = SparseSet(index="paged")
     s.add(ids)
-    index, dense = s._arrays.sparse, s._arrays.dense
+    index, dense = s._engine.state.sparse, s._engine.state.dense
     assert s.nbytes == sum(array.nbytes for array in (*index, dense))
     assert s.nbytes < 64 * 2**20
     assert s.contains(ids).all() and len(s) == np.unique(ids).shape[0]
@@ -153,7 +153,7 @@ def test_capacity_gives_ids_below_it_pages_at_once():
 
 def test_reserve_keeps_the_members_and_makes_room():
     s = SparseSet.from_ids([3, 2**40 + 3], index="paged")
-    index, dense = s._arrays.sparse, s._arrays.dense
+    index, dense = s._engine.state.sparse, s._engine.state.dense
     grown = KINDS["paged"].reserve(index, dense, 2, 50_000)
     assert paged.rows(grown.pages) >= -(-50_000 // paged.PAGE_SIZE)
     assert [int(kinds.lookup(grown, x)) for x in (3, 2**40 + 3)] == [0, 1]
@@ -285,9 +285,9 @@ def test_growth_drops_outgrown_nodes_and_leaves():
     s = SparseSet(index="paged")
     for _ in range(20):
         s.add(rng.integers(0, 2**30, 500))
-    index = s._arrays.sparse
+    index = s._engine.state.sparse
     used = index.used
-    grown = kernels.grown_index(index, s._arrays.dense, len(s), len(s), 0)
+    grown = kernels.grown_index(index, s._engine.state.dense, len(s), len(s), 0)
     gused = grown.used
     assert gused[paged.USED_NODES] == paged.FIRST_NODE + used[paged.USED_LIVE_NODES]
     assert gused[paged.USED_LIVE_SLOTS] == used[paged.USED_LIVE_SLOTS]

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from sparseset import ComponentStore, SparseMap, SparseSet, World, kernels
 from sparseset.kernels.index import hashed, kinds, paged
+from sparseset.sets.engine import PARALLEL_THRESHOLD
 from sparseset.sets.index_kinds import KINDS, index_nbytes
-from sparseset.sets.sparse_set import PARALLEL_THRESHOLD
 
 NOWHERE = int(kinds.NOWHERE)
 
@@ -177,15 +177,15 @@ def test_hash_spreads_adversarial_keys(pattern):
     np.testing.assert_array_equal(s.index(ids), np.arange(ids.shape[0]))
     absent = ids[:1000] ^ (1 << 61)  # none of the patterns has these
     assert not np.isin(absent, ids).any() and not s.contains(absent).any()
-    lengths = probe_lengths(s._arrays.sparse)
+    lengths = probe_lengths(s._engine.state.sparse)
     # At most half full, a good hash leaves keys about one slot from home;
     # colliding patterns would pile up thousands deep.
     assert lengths.mean() < 2.0, lengths.mean()
     assert lengths.max() < 64, lengths.max()
     # Removing them all leaves an empty table, not tombstones.
     assert s.discard(ids[::-1]) == ids.shape[0]
-    assert int(s._arrays.sparse.meta[0]) == 0
-    assert (s._arrays.sparse.table[:, 0] == hashed.EMPTY).all()
+    assert int(s._engine.state.sparse.meta[0]) == 0
+    assert (s._engine.state.sparse.table[:, 0] == hashed.EMPTY).all()
 
 
 def colliding_keys(index, count):
@@ -226,24 +226,24 @@ def test_hash_churn_never_grows_the_table():
     rng = np.random.default_rng(7)
     s = SparseSet(index="hash")
     s.add(rng.integers(0, 2**62, 5_000))
-    slots = s._arrays.sparse.table.shape[0]
+    slots = s._engine.state.sparse.table.shape[0]
     for _ in range(50):
         batch = rng.integers(0, 2**62, 1_000)
         s.add(batch)
         s.discard(batch)
-    assert s._arrays.sparse.table.shape[0] == slots
-    assert int(s._arrays.sparse.meta[0]) == len(s) == 5_000
+    assert s._engine.state.sparse.table.shape[0] == slots
+    assert int(s._engine.state.sparse.meta[0]) == len(s) == 5_000
 
 
 def test_hash_seeds_differ_between_sets():
     a, b = SparseSet(index="hash"), SparseSet(index="hash")
-    assert a._arrays.sparse.meta[1] != b._arrays.sparse.meta[1]
+    assert a._engine.state.sparse.meta[1] != b._engine.state.sparse.meta[1]
 
 
 def test_hash_is_correct_when_every_key_collides():
     # Crafted against one table's seed: correct, only slower.
     s = SparseSet(index="hash")
-    keys = colliding_keys(s._arrays.sparse, 8)
+    keys = colliding_keys(s._engine.state.sparse, 8)
     s.add(keys)
     assert s.contains(keys).all() and s.discard(keys[::2]) == 4
     assert s.contains(keys).tolist() == [False, True] * 4
@@ -260,7 +260,7 @@ def test_paged_ids_spread_over_2_40_stay_small():
     s = SparseSet(index="paged")
     s.add(ids)
     assert s.contains(ids).all() and len(s) == np.unique(ids).shape[0]
-    index = s._arrays.sparse
+    index = s._engine.state.sparse
     pages = np.unique(ids >> paged.PAGE_BITS).shape[0]
     assert int(index.used[paged.USED_LEAVES]) == pages
     # A one-slot leaf per id and nodes that grow with their children, pools
@@ -275,7 +275,7 @@ def test_paged_clustered_ids_cost_a_few_bytes_each():
     ids = (bases[:, None] + np.arange(4_096)).ravel()
     s = SparseSet(index="paged")
     s.add(rng.permutation(ids))
-    assert int(s._arrays.sparse.used[paged.USED_LEAVES]) == 25
+    assert int(s._engine.state.sparse.used[paged.USED_LEAVES]) == 25
     # 4 per slot + 8 per id, small directory nodes per scattered block, and
     # pools up to doubled: under 32 bytes per member, not 4 TiB of flat index
     assert s.nbytes / ids.shape[0] < 32
@@ -378,7 +378,7 @@ def test_rollback_restores_members_on_every_kind(kind):
     assert sorted(s) == list(range(100))
     np.testing.assert_array_equal(s.index(s.ids), np.arange(100))
     if kind == "hash":
-        assert int(s._arrays.sparse.meta[0]) == 100
+        assert int(s._engine.state.sparse.meta[0]) == 100
 
 
 @pytest.mark.parametrize("kind", ["paged", "hash"])
@@ -394,7 +394,7 @@ def test_a_failed_add_changes_nothing(kind):
     assert (s.nbytes, s.capacity) == before[1:]
     assert not s.contains(bad[:-1].astype(np.int64)).any()
     if kind == "hash":
-        assert int(s._arrays.sparse.meta[0]) == 5_000  # the undone keys are gone
+        assert int(s._engine.state.sparse.meta[0]) == 5_000  # the undone keys are gone
 
 
 # --------------------------------------------------------------------------
@@ -472,11 +472,11 @@ def test_capacity_counts_members_for_paged_and_hash(kind):
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_nbytes_counts_every_array(kind):
     s = SparseSet.from_ids(np.arange(10_000) * 3, index=kind)
-    a = s._arrays
+    a = s._engine.state
     assert s.nbytes == index_nbytes(a.sparse) + a.dense.nbytes
     store = ComponentStore({"pos": ("f8", 3), "hp": "i4"}, index=kind)
     store.add(np.arange(100), pos=1.0)
-    columns = store._keys._arrays
+    columns = store._keys.state
     assert store.nbytes == store._keys.nbytes + columns._col_pos.nbytes + (
         columns._col_hp.nbytes
     )
@@ -540,7 +540,7 @@ def test_parallel_lookups_equal_serial(kind, size):
 def built_big(kind, ids):
     s = SparseSet(index=kind)
     s.add(ids)
-    a = s._arrays
+    a = s._engine.state
     return a.sparse, a.dense, a.n
 
 
@@ -575,7 +575,7 @@ FRESH_PROCESS = textwrap.dedent(
         s = SparseSet(index=kind)
         s.add(rng.integers(0, 10**6, 50_000))
         q = rng.integers(0, 10**6, 100_000)
-        a = s._arrays
+        a = s._engine.state
         got, want = np.empty(q.size, bool), np.empty(q.size, bool)
         kernels.find_all_parallel(a.sparse, a.dense, a.n, q, got)
         kernels.find_all(a.sparse, a.dense, a.n, q, want)
@@ -625,7 +625,7 @@ def test_paged_directory_deepens_only_as_far_as_the_ids_need():
     for x, depth in steps:
         s.add(x)
         added.append(x)
-        assert int(s._arrays.sparse.used[2]) == depth
+        assert int(s._engine.state.sparse.used[2]) == depth
         assert s.contains(added).all()
         assert s.index(added).tolist() == list(range(len(added)))
     # Ids the directory does not reach yet wrap onto reachable slots: absent.
@@ -634,5 +634,5 @@ def test_paged_directory_deepens_only_as_far_as_the_ids_need():
     # Deepening straight to three levels in one insert, onto the slot a
     # shallower directory's lookup wraps 2**47 + 3 to (3's).
     deep = SparseSet.from_ids([3, 2**47 + 3, 7], index="paged")
-    assert int(deep._arrays.sparse.used[2]) == 3
+    assert int(deep._engine.state.sparse.used[2]) == 3
     assert deep.index([7, 2**47 + 3, 3]).tolist() == [2, 1, 0]

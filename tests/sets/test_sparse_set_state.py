@@ -496,7 +496,7 @@ class SparseSetMachine(RuleBasedStateMachine):
 
     @invariant()
     def index_holds_the_members(self):
-        index = self.s._arrays.sparse
+        index = self.s._engine.state.sparse
         if self.kind == "hash":
             table, used = index.table, int(index.meta[0])
             keys = kernels.hashed.entries(index)[1]

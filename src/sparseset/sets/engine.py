@@ -13,10 +13,10 @@ nothing else of it. Input that is not yet an id array goes through
 :mod:`.ids` in the engine too, so a set and a store answer the same input
 with the same errors.
 
-Scalar calls (one plain ``int``) take the state's own ``contains``,
-``index``, ``add`` and ``remove``: a :class:`SetState` answers them from
-the scalar kernels, a twin from its compiled methods, so the engine never
-asks which one it holds.
+Scalar calls (one plain ``int``) take the state's own ``contains_key``,
+``index_key``, ``add`` and ``remove``: a :class:`SetState` answers them
+from the scalar kernels, a twin from its compiled methods, so the engine
+never asks which one it holds.
 """
 
 from __future__ import annotations
@@ -62,14 +62,16 @@ class SetState:
     as ``_col_<name>`` attributes.
 
     Its scalar methods answer as a jit twin's do, so either can hold a
-    set's state: ``contains(i)``, ``index(i)``, ``add(i)`` and ``remove(i)``
-    take one non-negative id within the index kind's range.
+    set's state: ``contains_key(k)`` and ``index_key(k)`` look one key
+    (a non-negative int64) up; ``add(i)`` and ``remove(i)`` take one id
+    within the index kind's range (a World store's twin takes handles in
+    these two, and its container never calls them).
 
     Examples
     --------
     >>> from sparseset.sets.index_kinds import KINDS
     >>> state = SetState(KINDS["flat"].new(8), np.empty(8, np.int32), 0)
-    >>> state.add(5), state.add(5), state.contains(5), state.index(5)
+    >>> state.add(5), state.add(5), state.contains_key(5), state.index_key(5)
     (1, 0, True, 0)
     """
 
@@ -106,13 +108,13 @@ class SetState:
         self._sparse = index
         self.parts = kernels.kinds.parts_of(index)
 
-    def contains(self, i: int) -> bool:
-        """Whether id ``i`` is a member."""
-        return bool(kernels.find_one(self.parts, self.dense, self.n, i) >= 0)
+    def contains_key(self, key: int) -> bool:
+        """Whether ``key`` is a member."""
+        return bool(kernels.find_one(self.parts, self.dense, self.n, key) >= 0)
 
-    def index(self, i: int) -> int:
-        """The position of id ``i``, -1 if it is not a member."""
-        return int(kernels.find_one(self.parts, self.dense, self.n, i))
+    def index_key(self, key: int) -> int:
+        """The position of ``key``, -1 if it is not a member."""
+        return int(kernels.find_one(self.parts, self.dense, self.n, key))
 
     def add(self, i: int) -> int:
         """Add id ``i``: 1 if new, 0 if a member already, -1 where the index
@@ -126,7 +128,7 @@ class SetState:
                 self.epoch += 1
                 return 1
             return 0 if p >= 0 else -1
-        return 0 if self.contains(i) else -1
+        return 0 if self.contains_key(i) else -1
 
     def remove(self, i: int) -> bool:
         """Remove id ``i`` (swap-and-pop); whether it was a member."""
@@ -406,7 +408,7 @@ class SetEngine:
         """Membership of each id: a bool for one id, a bool array for a batch."""
         a = self.state
         if type(ids) is int and 0 <= ids < INT64_END:
-            return bool(a.contains(ids))
+            return bool(a.contains_key(ids))
         arr, scalar = as_ids(ids)
         found = self.contains_ids(arr, scalar)
         return bool(found[0]) if scalar else found
@@ -424,7 +426,7 @@ class SetEngine:
         """``x in s`` as for ``set``: any hashable ``x`` gets an answer, and
         only an id can be a member."""
         if type(x) is int and 0 <= x < INT64_END:
-            return bool(self.state.contains(x))
+            return bool(self.state.contains_key(x))
         x = one_id(x)
         return x is not None and bool(self.contains(x))
 
@@ -445,7 +447,7 @@ class SetEngine:
 
     def index_one(self, x: int) -> int:
         """The position of one valid id (a non-negative int64), -1 if absent."""
-        return int(self.state.index(x))
+        return int(self.state.index_key(x))
 
     def all_members(self, arr: np.ndarray) -> bool:
         """Whether every id of ``arr`` (valid ids) is a member."""

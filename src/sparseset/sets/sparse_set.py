@@ -72,8 +72,8 @@ class SparseSet(MutableSet[int]):
         uint32 slot per id of ``[0, capacity)``, for ids in ``[0, 2**31)``;
         ``"paged"`` is a radix tree whose leaves grow with their ids into
         pages of 4096 slots, for clustered ids in ``[0, 2**48)`` (ids
-        scattered uniformly cost it hundreds of bytes each, and adds near
-        0.5 us each at 1M: use hash for those); ``"hash"`` is an
+        scattered uniformly cost it hundreds of bytes each and slow its
+        adds: use hash for those); ``"hash"`` is an
         open-addressing table whose memory follows the members, for any
         ids in ``[0, 2**63)``. Same API and results for all three; see
         :mod:`sparseset.sets.index_kinds` for their memory.
@@ -529,8 +529,8 @@ class SparseSet(MutableSet[int]):
         """A bitmap of the members (bit ``x`` of word ``x // 64``) to answer
         ``probes`` membership probes from, or None where the index does
         better: not flat, or the bitmap costs more to clear and fill than
-        the probes save (one L2 hit each where the index takes two misses,
-        intersecting 1M ids in a 4M space 1.5x faster)."""
+        the probes save (one cache hit each where the index takes two
+        misses; see ``asv_bench/benchmarks/sparse_set.py``)."""
         a = self._engine.state
         # Only an index spanning the id space bounds the bitmap's length.
         if not self._engine.kind.counts_ids or a.n > 2 * probes:

@@ -470,8 +470,8 @@ class ComponentStore:
         return self._keys.hand_out_twin(self._schema, self._key_map.twin_entities())
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        # A store is a table, not an id array: np.asarray(store) used to be
-        # the ids, so np.allclose(store, x) compared ids without a word.
+        # A store is a table, not an id array: were np.asarray(store) the
+        # ids, np.allclose(store, x) would compare ids without a word.
         raise TypeError(
             f"a {type(self).__name__} is not an array: use .ids for the ids, "
             "store[name] for a column, or .get(ids) for rows"
