@@ -268,8 +268,7 @@ class SetEngine:
         a.n = self.insert(arr, scalar, ids, None)
         if a.n != n:
             a.epoch += 1
-        added = a.n - n
-        return added
+        return int(a.n - n)
 
     def fill(self, members: np.ndarray) -> None:
         """Add ``members`` (distinct ids of another set) to this empty set."""

@@ -184,7 +184,8 @@ class EntityStore(ComponentStore):
         self._name = name
         self._group: Owner = NO_GROUP
         self._version = 0
-        self._key_map = HandleKeys(entities, name)
+        self._handles = HandleKeys(entities, name)
+        self._key_map = self._handles
 
     @property
     def name(self) -> str:
@@ -268,7 +269,7 @@ class EntityStore(ComponentStore):
     def discard_keys(self, keys: np.ndarray) -> int:
         """Remove entity indexes (alive, validated), keeping the group packed.
 
-        Part of the internal interface: ``World.destroy`` calls it on every
+        Part of the World interface: ``World.destroy`` calls it on every
         store before the indexes die.
         """
         self._group._expel(keys)
@@ -392,7 +393,7 @@ class EntityStore(ComponentStore):
         """Take the rows of a loaded world: entity indexes already checked
         alive by the loader, so they skip resolving as handles.
 
-        Part of the internal interface: ``World.load`` calls it.
+        Part of the World interface: ``World.load`` calls it.
         """
         super().add(keys, **columns)
         self.note_moved()
@@ -400,14 +401,13 @@ class EntityStore(ComponentStore):
     def follow_entities(self) -> None:
         """Hand a jit twin the world's entity arrays after they grew.
 
-        Part of the internal interface: the world calls it when its entity
-        table replaced its arrays.
+        The world calls it when its entity table replaced its arrays.
         """
         twin = self._keys.twin
         if twin is not None:
-            twin.generations, twin.alive = self._key_map.twin_entities()
+            twin.generations, twin.alive = self._handles.twin_entities()
 
-    # -- the internal interface for views and groups -----------------------
+    # -- the World interface: what views and groups ask -------------------
 
     def members(self) -> np.ndarray:
         """The entity indexes of the members, in row order (a view)."""
