@@ -3,6 +3,7 @@ documented, and never frozen stale into a cached kernel."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,3 +114,66 @@ def test_variables_are_read_once_at_import(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["5", "5"]
+
+
+#: Compiles (or loads) the batch kernels on a flat and a hash index and
+#: reports what numba's cache did, the signatures, and what the kernels did
+#: on a hash table sized by the configured load.
+PROBE = """
+import json
+import numpy as np
+from sparseset import config, kernels
+from sparseset.kernels.index import hashed
+
+sparse = np.empty(16, np.uint32); dense = np.empty(16, np.int32)
+n, _ = kernels.upsert(sparse, dense, 0, np.array([3, 5]), kernels.NO_POSITIONS, 0)
+out = np.empty(3, np.bool_)
+kernels.find_all(sparse, dense, n, np.array([3, 4, 5]), out)
+stats = kernels.find_all.stats
+
+# 900 ids in the table empty(900) makes: no growth may be needed.
+ix = hashed.empty(900, seed=1)
+ids = np.arange(900, dtype=np.int64) * 7919
+members = np.empty(900, np.int64)
+m, stop = kernels.upsert(ix, members, 0, ids, kernels.NO_POSITIONS, 0)
+found = np.empty(900, np.int64)
+kernels.find_all(ix, members, m, ids, found)
+print(json.dumps({
+    "answers": out.tolist(),
+    "signatures": [str(s) for s in kernels.find_all.signatures],
+    "hits": sum(stats.cache_hits.values()),
+    "misses": sum(stats.cache_misses.values()),
+    "slots": int(ix.table.shape[0]),
+    "added": [int(m), int(stop)],
+    "positions_ok": found.tolist() == list(range(900)),
+}))
+"""
+
+
+def probe(cache: str, **env: str) -> dict[str, object]:
+    done = run_python(PROBE, cache, **env)
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return answer
+
+
+def test_a_changed_setting_never_loads_a_kernel_cached_under_the_old_one(tmp_path):
+    cache = str(tmp_path / "numba-cache")
+    first = probe(cache)
+    assert first["misses"] == 2 and first["hits"] == 0  # flat, then hash
+    again = probe(cache)
+    # The cache is in use: the same settings load what the first run built.
+    assert again["hits"] == 2 and again["misses"] == 0
+    changed = probe(
+        cache, SPARSESET_LOOKUP_CHUNK="7", SPARSESET_HASH_MAX_LOAD_PERCENT="90"
+    )
+    # Another chunk: numba compiles anew instead of loading the old kernels.
+    assert changed["misses"] == 2 and changed["hits"] == 0
+    assert all("omitted(default=7)" in s for s in changed["signatures"])  # type: ignore[attr-defined]
+    assert not any("default=7)" in s for s in first["signatures"])  # type: ignore[attr-defined]
+    for run in (first, again, changed):
+        assert run["answers"] == [True, False, True]
+        assert run["added"] == [900, -1] and run["positions_ok"]
+    # The load limit travels in the index: 900 ids take 2048 slots at 50%
+    # and 1024 at 90%, and the cached kernels fill each table to its own.
+    assert (first["slots"], changed["slots"]) == (2048, 1024)
