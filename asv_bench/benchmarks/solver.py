@@ -1,6 +1,7 @@
-"""Solvers on sparse sets inside ``@njit`` code (issue 17), next to baselines.
+"""Solvers on sparse sets inside ``@njit`` code, next to baselines.
 
 The workloads are ``sparseset.examples``'; read them for the algorithms.
+The baselines are in ``_solver_floor.py``.
 
 - ``NQueens``: count the solutions of the N-queens puzzle for ``N = 10``
   (724 of them) by backtracking with forward checking. Each row's free
@@ -14,7 +15,7 @@ The workloads are ``sparseset.examples``'; read them for the algorithms.
     ``@njit`` on a boolean ``(N, N)`` matrix with a hand-made trail: what a
     numba programmer writes without sparse sets;
   - ``time_python_sets``: ``count_queens_python``, the same search on a list
-    of Python sets (about 30 ms at N = 10 here, so it runs at the same N).
+    of Python sets (quick enough to run at the same N).
 
 - ``Components``: the connected components of a random undirected graph of
   ``1_000_000`` nodes and ``5_000_000`` edges (CSR, each edge both ways;
@@ -38,14 +39,13 @@ compile.
 
 import functools
 
-from sparseset.examples import (
-    components,
+from sparseset.examples import components, count_queens, random_graph
+
+from ._solver_floor import (
     components_bool,
     components_union_find,
-    count_queens,
     count_queens_bool,
     count_queens_python,
-    random_graph,
 )
 
 QUEENS = 10

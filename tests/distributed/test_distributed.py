@@ -482,3 +482,15 @@ def test_worker_lost_in_the_middle_of_contains_gives_the_exact_answer(client):
     live = set(client.scheduler_info()["workers"])
     assert all(set(w) <= live and w for w in client.who_has(s).values())
     check_members(s, ids.tolist())
+
+
+def test_the_configured_shards_are_the_default(monkeypatch):
+    from sparseset import config
+    from sparseset.distributed import sharded_set
+
+    monkeypatch.setattr(config, "DISTRIBUTED_SHARDS", 0)
+    automatic = sharded_set.default_shards()
+    assert automatic >= 1
+    monkeypatch.setattr(config, "DISTRIBUTED_SHARDS", automatic + 2)
+    assert sharded_set.default_shards() == automatic + 2
+    assert ShardedSet(np.array([1, 2, 3])).shards == automatic + 2

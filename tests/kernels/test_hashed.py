@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparseset import SparseSet
+from sparseset import SparseSet, config, kernels
 from sparseset.kernels.index import hashed, kinds
 
 NOWHERE = int(kinds.NOWHERE)
@@ -55,17 +55,22 @@ def check_runs(index):
     occupied = np.zeros(slots, bool)
     occupied[used] = True
     for slot, key in zip(used.tolist(), keys.tolist(), strict=True):
-        start = hashed.WAYS * int(hashed.home(key, index.meta[1], index.meta[2]))
+        start = hashed.WAYS * int(
+            hashed.home(key, index.meta[hashed.SEED], index.meta[hashed.SHIFT])
+        )
         path = (start + np.arange((slot - start) % slots)) % slots
         assert occupied[path].all(), (key, start, slot)
-    assert int(index.meta[0]) == used.shape[0]
+    assert int(index.meta[hashed.USED]) == used.shape[0]
 
 
 def keys_homed_at(index, bucket, count, start=0):
     """``count`` ids whose home is ``bucket`` in ``index``'s table."""
     found, x = [], start
     while len(found) < count:
-        if int(hashed.home(x, index.meta[1], index.meta[2])) == bucket:
+        if (
+            int(hashed.home(x, index.meta[hashed.SEED], index.meta[hashed.SHIFT]))
+            == bucket
+        ):
             found.append(x)
         x += 1
     return found
@@ -112,14 +117,17 @@ def test_new_tables_are_free_and_line_aligned(members):
         _compiled_room(hashed.empty(seed=5), 0, members),
     ):
         table = index.table
-        assert table.shape == (hashed.slots_for(members), 2)
+        assert table.shape == (
+            hashed.slots_for(members, config.HASH_MAX_LOAD_PERCENT),
+            2,
+        )
         assert table.flags.c_contiguous
         assert table.ctypes.data % hashed.ALIGN == 0
         assert not table.any()
-        assert int(index.meta[0]) == 0 and int(index.meta[1]) == 5
+        assert int(index.meta[hashed.USED]) == 0 and int(index.meta[hashed.SEED]) == 5
         # the shift takes a 64-bit hash to a bucket number
         buckets = table.shape[0] // hashed.WAYS
-        assert int(index.meta[2]) == 64 - (buckets.bit_length() - 1)
+        assert int(index.meta[hashed.SHIFT]) == 64 - (buckets.bit_length() - 1)
 
 
 def test_keys_are_stored_complemented_so_zero_is_a_free_slot():
@@ -236,3 +244,35 @@ def test_a_set_grown_many_times_keeps_its_runs_intact():
     np.testing.assert_array_equal(s.ids, before)
     check_runs(s._engine.state.sparse)
     np.testing.assert_array_equal(s.index(before), np.arange(len(s)))
+
+
+@pytest.mark.parametrize("load", [10, 50, 90])
+def test_a_table_keeps_its_load_limit_as_it_grows(load):
+    """The limit is the index's own (``meta[LOAD]``), read by Python and
+    compiled code alike: growth keeps it, and the table is as small as it
+    allows, never fuller."""
+    index = hashed.empty(seed=2, load=load)
+    ids = np.arange(3_000, dtype=np.int64) * 104_729
+    dense = np.empty(len(ids), np.int64)
+    n, stop = 0, 0
+    while True:
+        n, stop = kernels.upsert(index, dense, n, ids, kernels.NO_POSITIONS, stop)
+        if stop < 0:
+            break
+        index = kernels.grown_index(index, dense, n, n + 1, 0)
+    slots = index.table.shape[0]
+    assert int(index.meta[hashed.LOAD]) == load
+    assert int(index.meta[hashed.USED]) == n == 3_000
+    assert slots == hashed.slots_for(3_000, load)
+    assert not hashed.over_load(3_000, slots, load)
+    assert hashed.capacity(index, dense) == min(3_000, slots * load // 100)
+    check_runs(index)
+    positions = np.empty(len(ids), np.int64)
+    kernels.find_all(index, dense, n, ids, positions)
+    assert positions.tolist() == list(range(3_000))
+
+
+def test_a_new_index_takes_the_configured_load():
+    index = hashed.empty(seed=1)
+    assert int(index.meta[hashed.LOAD]) == config.HASH_MAX_LOAD_PERCENT
+    assert index.meta.shape == (hashed.META_LENGTH,)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import reference
 from reference import DTYPE_IDS, INT_DTYPES
 from sparseset import kernels
+from sparseset.sets.index_kinds import KINDS
 
 LAYOUTS = ["contiguous", "strided", "reversed", "readonly"]
 GARBAGE = ["empty", "zeros", "random", "adversarial"]
@@ -226,7 +227,9 @@ def test_add(state, data):
     r = state.copy()
 
     start = data.draw(st.integers(0, ids.shape[0]))
-    new_n, stop = kernels.add(sparse, dense, state.n, ids, start)
+    new_n, stop = kernels.upsert(
+        sparse, dense, state.n, ids, kernels.NO_POSITIONS, start
+    )
     want_n, want_stop = reference.add(r.sparse, r.dense, r.n, ids, start)
 
     assert (int(new_n), int(stop)) == (want_n, want_stop)
@@ -550,7 +553,7 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     assert k.dense[:3].tolist() == [9, 0, 14]
 
     k = state.copy()
-    new_n, stop = kernels.add(k.sparse, k.dense, k.n, ids, 0)
+    new_n, stop = kernels.upsert(k.sparse, k.dense, k.n, ids, kernels.NO_POSITIONS, 0)
     # 25 is past capacity 20: the batch stops there, the new ids before it in
     assert (int(new_n), int(stop)) == (8, 5)
     assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
@@ -565,9 +568,11 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
         19,
     }
     fits = make_array([3, 9, 7, 19, 7], dtype, layout)
-    new_n, stop = kernels.add(k.sparse, k.dense, 8, fits, 0)
+    new_n, stop = kernels.upsert(k.sparse, k.dense, 8, fits, kernels.NO_POSITIONS, 0)
     assert (int(new_n), int(stop)) == (8, -1)
-    new_n, stop = kernels.add(k.sparse, k.dense, 8, ids, 6)  # resume past 25
+    new_n, stop = kernels.upsert(
+        k.sparse, k.dense, 8, ids, kernels.NO_POSITIONS, 6
+    )  # resume past 25
     assert (int(new_n), int(stop)) == (8, 7)  # 100 is past capacity too
     assert_back_pointers(k.sparse, k.dense, 8)
 
@@ -615,7 +620,7 @@ def test_uint64_ids_past_sign_bit_are_absent():
     k = state.copy()
     assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
-    new_n, stop = kernels.add(k.sparse, k.dense, 4, ids, 0)
+    new_n, stop = kernels.upsert(k.sparse, k.dense, 4, ids, kernels.NO_POSITIONS, 0)
     assert (int(new_n), int(stop)) == (4, 0)
 
 
@@ -624,7 +629,9 @@ def test_membership_is_proven_by_dense_not_sparse():
     capacity = 32
     sparse = np.zeros(capacity, np.uint32)
     dense = np.empty(capacity, np.int32)
-    n, fail = kernels.add(sparse, dense, 0, np.array([5, 6, 7]), 0)
+    n, fail = kernels.upsert(
+        sparse, dense, 0, np.array([5, 6, 7]), kernels.NO_POSITIONS, 0
+    )
     assert (n, fail) == (3, -1)
     sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
     sparse[[5, 6, 7]] = [0, 1, 2]
@@ -1165,3 +1172,65 @@ def test_resolve_every_dtype(dtype, layout):
     assert free[:3].tolist() == [3, 2, 0]
     assert gens.tolist() == [1, 0, 2, 1, 0]
     assert live.tolist() == [False, False, False, False, True]
+
+
+# --------------------------------------------------------------------------
+# tuning arguments (sparseset.config): any value, the same answers
+# --------------------------------------------------------------------------
+
+
+def filled(kind, ids, **tuning):
+    """A set of index ``kind`` holding ``ids``, added by ``upsert`` with the
+    given tuning arguments and grown as the containers grow it."""
+    index = KINDS[kind].new(0)
+    dense = np.empty(len(ids), KINDS[kind].id_dtype)
+    n, stop = 0, 0
+    while True:
+        none = kernels.NO_POSITIONS
+        n, stop = kernels.upsert(index, dense, n, ids, none, stop, **tuning)
+        if stop < 0:
+            return index, dense, int(n)
+        index = kernels.grown_index(index, dense, n, len(ids), int(ids.max()))
+
+
+TUNINGS = [
+    {"chunk": 1, "add_ahead": 0, "hash_ahead": 0},
+    {"chunk": 3, "add_ahead": 1, "hash_ahead": 5},
+    {"chunk": 64, "add_ahead": 7, "hash_ahead": 1},
+]
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@pytest.mark.parametrize("tuning", TUNINGS, ids=lambda t: str(t["chunk"]))
+def test_tuning_arguments_change_no_answer(kind, tuning):
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, 500, 300)  # duplicates too
+    want_index, want_dense, want_n = filled(kind, ids)
+    index, dense, n = filled(kind, ids, **tuning)
+    assert n == want_n
+    assert dense[:n].tolist() == want_dense[:n].tolist()
+
+    queries = np.concatenate([ids, rng.integers(0, 1_000, 200)])
+    for dtype in (np.bool_, np.int64):
+        want = np.empty(len(queries), dtype)
+        got = np.empty(len(queries), dtype)
+        kernels.find_all(want_index, want_dense, n, queries, want)
+        kernels.find_all(
+            index,
+            dense,
+            n,
+            queries,
+            got,
+            chunk=tuning["chunk"],
+            dense_ahead=tuning["add_ahead"],
+            hash_ahead=tuning["hash_ahead"],
+        )
+        assert got.tolist() == want.tolist()
+
+    rows = np.empty(len(queries), np.uint32)
+    found = np.empty(len(queries), np.uint32)
+    join = kernels.batch.join_rows
+    m = join(queries, index, dense, n, rows, found, tuning["add_ahead"])
+    member = want.tolist()
+    assert rows[:m].tolist() == [k for k, p in enumerate(member) if p >= 0]
+    assert found[:m].tolist() == [p for p in member if p >= 0]

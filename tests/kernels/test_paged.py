@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparseset import SparseSet, World, kernels
+from sparseset import SparseSet, World, config, kernels
 from sparseset.kernels.index import kinds, paged
 from sparseset.sets.index_kinds import KINDS
 
@@ -140,7 +140,7 @@ def test_a_leaf_goes_full_only_when_its_block_fills():
     s.add(np.concatenate([sparse_block, busy_block]))
     leaves = sorted(check_layout(s))
     assert leaves[-1] == paged.PAGE_SIZE
-    assert leaves[0] <= paged.PARTIAL_MAX
+    assert leaves[0] <= config.PAGED_PARTIAL_MAX
 
 
 def test_capacity_gives_ids_below_it_pages_at_once():
@@ -319,3 +319,34 @@ def test_ids_past_the_range_are_refused(x):
         s.add(x)
     assert x not in s and len(s) == 2
     check_layout(s)
+
+
+def filled(index, ids):
+    """``index`` (grown as needed) and its dense, after adding ``ids``."""
+    dense = np.empty(len(ids), np.int64)
+    n, stop = 0, 0
+    while True:
+        n, stop = kernels.upsert(index, dense, n, ids, kernels.NO_POSITIONS, stop)
+        if stop < 0:
+            return index, dense
+        index = kernels.grown_index(index, dense, n, len(ids), int(ids.max()))
+
+
+def test_leaf_limits_travel_in_the_index():
+    """The limits are read from ``used`` at run time, by compiled code too,
+    and a grown index keeps them."""
+    fresh = paged.empty()
+    assert fresh.used[paged.USED_PARTIAL_MAX] == config.PAGED_PARTIAL_MAX
+    assert fresh.used[paged.USED_FULL_AT] == config.PAGED_FULL_AT
+    assert fresh.used[paged.USED_PREFILL_BYTES] == config.PAGED_PREFILL_BYTES_PER_ID
+    ids = np.array([1, 2, 3], np.int64)  # three ids of one block
+    default, _ = filled(paged.empty(), ids)
+    assert default.used[paged.USED_PAGES] == 0  # a small partial leaf
+    eager = paged.empty()
+    eager.used[paged.USED_FULL_AT] = 1
+    eager, _ = filled(eager, ids)
+    assert eager.used[paged.USED_PAGES] == 1  # two ids already fill a page
+    assert eager.used[paged.USED_FULL_AT] == 1
+    assert [int(kinds.lookup(eager, x)) for x in ids] == [0, 1, 2]
+    grown = paged.room(eager, 3, 10, 2**40)
+    assert grown.used[paged.USED_FULL_AT] == 1

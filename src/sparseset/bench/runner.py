@@ -26,6 +26,7 @@ from typing import IO, Any
 import numba
 import numpy as np
 
+from .. import config
 from .._version import __version__
 from ..io.console import Stopwatch, progress, pyplot
 from ..sets.sparse_set import FLAT_LIMIT
@@ -35,8 +36,9 @@ from .workloads import ESPER_WORLD, WORKLOADS, Case, cases
 
 __all__ = ["SLOW_REPEATS", "run_bench", "run_bench_processes"]
 
-#: Timed runs of a Python baseline, at most: they are slow and steady.
-SLOW_REPEATS = 3
+#: Timed runs of a Python baseline, at most
+#: (:data:`sparseset.config.BENCH_SLOW_REPEATS`).
+SLOW_REPEATS = config.BENCH_SLOW_REPEATS
 #: Size of the untimed warm-up run that compiles every numba path.
 _WARM_UP_N = 64
 
@@ -75,8 +77,8 @@ def _time_once(case: Case) -> float:
 def _measure(workload: str, case: Case, repeats: int) -> Result:
     if not case.slow:
         # One untimed run at full size first: the first call of a case pays
-        # for fresh pages of its temporaries (up to 20x a later call's time
-        # for the group update), which a single timed run would report.
+        # for fresh pages of its temporaries (most of all the group update),
+        # which a single timed run would report.
         _time_once(case)
     runs = min(repeats, SLOW_REPEATS) if case.slow else repeats
     seconds = statistics.median(_time_once(case) for _ in range(runs))
@@ -263,9 +265,9 @@ def run_bench_processes(
     """:func:`run_bench` in ``processes`` fresh processes, one after another;
     report each figure's median over them and its spread.
 
-    Random-access workloads swing by up to 2x between processes on a shared
-    machine (page placement, the other tenants): one process can make a
-    table; the median of several, with the range beside it, does not.
+    Random-access workloads swing between processes on a shared machine
+    (page placement, the other tenants): one process can make a table; the
+    median of several, with the range beside it, does not.
 
     Parameters
     ----------

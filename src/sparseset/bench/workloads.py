@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .. import config
 from ..sets.sparse_set import SparseSet
 from ..stores.component_store import ComponentStore
 from ..world.world import World
@@ -67,8 +68,8 @@ __all__ = [
 ]
 
 #: Python loops over dicts and esper run on at most this many elements and
-#: are reported per element: at 1,000,000 they would take seconds per call.
-PYTHON_CAP = 100_000
+#: are reported per element (:data:`sparseset.config.BENCH_PYTHON_CAP`).
+PYTHON_CAP = config.BENCH_PYTHON_CAP
 #: Seconds per step of the ``pos += vel * dt`` systems.
 DT = 1.0 / 60.0
 #: The implementation every baseline is compared with.

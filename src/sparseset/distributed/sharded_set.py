@@ -24,6 +24,7 @@ from dask.base import DaskMethodsMixin, tokenize
 from dask.core import flatten
 from dask.highlevelgraph import HighLevelGraph
 
+from .. import config
 from ..io import npz as io
 from ..sets.index_kinds import IndexKind, kind_named
 from . import shards as tasks
@@ -40,14 +41,17 @@ MANIFEST = "manifest.npz"
 
 
 def default_shards() -> int:
-    """Shards when none are asked for: the worker threads of the current
-    dask client, else this machine's cores.
+    """Shards when none are asked for:
+    :data:`sparseset.config.DISTRIBUTED_SHARDS` if set, else the worker
+    threads of the current dask client, else this machine's cores.
 
     Examples
     --------
     >>> default_shards() >= 1
     True
     """
+    if config.DISTRIBUTED_SHARDS:
+        return config.DISTRIBUTED_SHARDS
     try:
         from distributed import default_client
 
@@ -75,8 +79,10 @@ class ShardedSet(DaskMethodsMixin):
         ``SparseSet.add`` raises; a dask input is checked as its blocks
         are split.
     shards : int, optional
-        How many shards: by default the worker threads of the current
-        dask client (one per core of this machine without one).
+        How many shards: by default
+        :data:`sparseset.config.DISTRIBUTED_SHARDS`, or where that is 0 (its
+        default) the worker threads of the current dask client (one per
+        core of this machine without one).
     by : {"hash", "range"}, optional
         ``"hash"`` (the default) spreads any ids evenly; ``"range"`` gives
         each shard a contiguous block of ``[0, space)``, dense enough for
@@ -255,24 +261,12 @@ class ShardedSet(DaskMethodsMixin):
 
     @property
     def kind(self) -> str:
-        """Each shard's index kind.
-
-        Examples
-        --------
-        >>> ShardedSet([1], shards=1, index="flat").kind
-        'flat'
-        """
+        """Each shard's index kind."""
         return self._kind.name
 
     @property
     def shards(self) -> int:
-        """How many shards.
-
-        Examples
-        --------
-        >>> ShardedSet([1], shards=3).shards
-        3
-        """
+        """How many shards."""
         return self.layout.shards
 
     @property

@@ -9,8 +9,8 @@ imports dask.
 
 Dask's threads are the parallelism: a task's kernels run on the task's own
 thread (:func:`one_thread`), never on numba's thread pool as well, which
-on a machine whose cores all run workers would oversubscribe them (two
-2-core workers with numba's spinning threads measured 2x slower lookups).
+on a machine whose cores all run workers would oversubscribe them
+(numba's threads spin while they wait, taking the workers' cores).
 """
 
 from __future__ import annotations

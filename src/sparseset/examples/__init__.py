@@ -1,4 +1,4 @@
-"""Worked examples of per-element access from ``@njit`` code, with baselines.
+"""Worked examples of per-element access from ``@njit`` code.
 
 Two problems the sparse set was made for, each solved on sparseset inside
 compiled code:
@@ -7,18 +7,13 @@ compiled code:
   :class:`~sparseset.SetArray` (:func:`count_queens`);
 - :mod:`.components`: connected components by breadth-first search with a
   :class:`~sparseset.SparseSet` twin as visited set and queue
-  (:func:`components`).
+  (:func:`components`, on graphs from :func:`random_graph`).
+
+The baselines the asv suite times them against are in
+``asv_bench/benchmarks/_solver_floor.py``.
 """
 
-from .components import components, components_bool, components_union_find, random_graph
-from .queens import count_queens, count_queens_bool, count_queens_python
+from .components import components, random_graph
+from .queens import count_queens
 
-__all__ = [
-    "components",
-    "components_bool",
-    "components_union_find",
-    "count_queens",
-    "count_queens_bool",
-    "count_queens_python",
-    "random_graph",
-]
+__all__ = ["components", "count_queens", "random_graph"]

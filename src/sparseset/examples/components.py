@@ -1,9 +1,10 @@
 """Connected components by breadth-first search over a CSR graph.
 
 :func:`components` uses a :class:`~sparseset.SparseSet` twin as both the
-visited set and the work queue (its dense order is the visiting order),
-:func:`components_bool` a boolean array and a queue array, and
-:func:`components_union_find` an independent union-find to check them.
+visited set and the work queue (its dense order is the visiting order);
+:func:`random_graph` makes graphs to run it on. The baselines the asv suite
+times it against (a boolean visited array with a queue array, and a
+union-find) live with the suite, in ``asv_bench/benchmarks/_solver_floor.py``.
 """
 
 from __future__ import annotations
@@ -59,96 +60,6 @@ def components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray
     labels = np.empty(n, np.int64)
     count = _components(indptr, indices, visited.jit, labels)
     return int(count), labels
-
-
-@njit(cache=True)
-def _components_bool(
-    indptr: IntArray, indices: IntArray, labels: NDArray[np.int64]
-) -> int:
-    n = indptr.shape[0] - 1
-    seen = np.zeros(n, np.bool_)
-    queue = np.empty(n, np.int64)
-    count = 0
-    tail = 0
-    head = 0
-    for start in range(n):
-        if seen[start]:
-            continue
-        seen[start] = True
-        queue[tail] = start
-        tail += 1
-        while head < tail:
-            u = queue[head]
-            labels[u] = count
-            for e in range(indptr[u], indptr[u + 1]):
-                v = indices[e]
-                if not seen[v]:
-                    seen[v] = True
-                    queue[tail] = v
-                    tail += 1
-            head += 1
-        count += 1
-    return count
-
-
-def components_bool(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray]:
-    """:func:`components` on a boolean visited array and a queue array: the
-    baseline a numba programmer writes without sparse sets.
-
-    Examples
-    --------
-    >>> components_bool(np.array([0, 1, 2, 2]), np.array([1, 0]))[0]
-    2
-    """
-    labels = np.empty(indptr.shape[0] - 1, np.int64)
-    return int(_components_bool(indptr, indices, labels)), labels
-
-
-@njit(cache=True)
-def _find_root(parent: NDArray[np.int64], x: int) -> int:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
-@njit(cache=True)
-def _components_union_find(
-    indptr: IntArray, indices: IntArray, labels: NDArray[np.int64]
-) -> int:
-    n = indptr.shape[0] - 1
-    parent = np.arange(n)
-    for u in range(n):
-        for e in range(indptr[u], indptr[u + 1]):
-            a = _find_root(parent, u)
-            b = _find_root(parent, indices[e])
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    # Number the roots in order of their smallest node, as the searches do.
-    number = np.full(n, -1, np.int64)
-    count = 0
-    for u in range(n):
-        root = _find_root(parent, u)
-        if number[root] < 0:
-            number[root] = count
-            count += 1
-        labels[u] = number[root]
-    return count
-
-
-def components_union_find(
-    indptr: np.ndarray, indices: np.ndarray
-) -> tuple[int, np.ndarray]:
-    """Connected components by union-find: an independent check of
-    :func:`components`, labels numbered the same way.
-
-    Examples
-    --------
-    >>> components_union_find(np.array([0, 1, 2, 2]), np.array([1, 0]))[0]
-    2
-    """
-    labels = np.empty(indptr.shape[0] - 1, np.int64)
-    return int(_components_union_find(indptr, indices, labels)), labels
 
 
 def random_graph(

@@ -12,7 +12,7 @@ through numba's own typing, so each operation is written once.
 from . import marks, partition
 from .algebra import filter_into
 from .batch import (
-    add,
+    NO_POSITIONS,
     discard,
     discard_rows,
     find_all,
@@ -45,9 +45,9 @@ from .scalar import add_one, discard_one, find_one
 __all__ = [
     "INDEX_BITS",
     "INDEX_MASK",
+    "NO_POSITIONS",
     "HashIndex",
     "PagedIndex",
-    "add",
     "add_one",
     "claim",
     "create_entities",

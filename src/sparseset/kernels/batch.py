@@ -3,6 +3,14 @@
 Each loop is built from the single-id operations in :mod:`.element`, so the
 set logic exists once. No kernel raises for bad user input: where a bad id
 matters the kernel reports its position and the Python layer raises.
+
+The kernels that chunk a batch or prefetch ahead take those distances as
+trailing arguments whose defaults are :mod:`sparseset.config`'s values,
+and callers leave them out. numba compiles an omitted argument as a
+constant of the signature, so the loops are as tight as with a global, and
+the signature, hence numba's cache key, names the value: a process under
+another ``SPARSESET_*`` setting compiles its own kernel instead of loading
+one built for the old value.
 """
 
 import types
@@ -12,6 +20,7 @@ from numba import literal_unroll, njit, prange
 from numba.core import types as numba_types
 from numba.extending import overload, register_jitable
 
+from .. import config
 from .element import claim, confirm, find, swap_members, swap_remove
 from .index.kinds import (
     erase,
@@ -27,16 +36,11 @@ from .index.kinds import (
 from .options import NO_NRT, OVERLOAD_NO_NRT
 from .prefetch import prefetch
 
-#: Ids per chunk of a lookup batch: the unit a thread takes in the parallel
-#: variants, and the span of one sign-bit OR.
-CHUNK = 1 << 12
-#: How many candidates ahead a lookup's check pass prefetches dense (best of
-#: 8, 16 and 32 on 1M lookups over the three kinds).
-DENSE_AHEAD = 32
-#: How many ids ahead a flat add prefetches index slots; it prefetches dense
-#: for the candidates half as far ahead (best of 16, 32 and 64 on 1M adds,
-#: new ids and half members alike).
-ADD_AHEAD = 32
+# The defaults of the tuning arguments, read once with the config.
+CHUNK = config.LOOKUP_CHUNK
+DENSE_AHEAD = config.DENSE_PREFETCH_AHEAD
+ADD_AHEAD = config.ADD_PREFETCH_AHEAD
+HASH_AHEAD = config.HASH_PREFETCH_AHEAD
 
 
 def serial_and_parallel(kernel):
@@ -47,14 +51,27 @@ def serial_and_parallel(kernel):
     waking threads costs more than the loop.
     """
     name = kernel.__name__ + "_parallel"
-    twin = types.FunctionType(kernel.__code__, kernel.__globals__, name)
+    # The defaults too: they are the tuning arguments (see the module).
+    twin = types.FunctionType(
+        kernel.__code__, kernel.__globals__, name, kernel.__defaults__
+    )
     twin.__qualname__ = name
     twin.__doc__ = f"Threaded :func:`{kernel.__name__}` (``prange``), same results."
     return njit(cache=True)(kernel), njit(cache=True, parallel=True)(twin)
 
 
 @njit(cache=True)
-def upsert(sparse, dense, n, ids, positions, start):
+def upsert(
+    sparse,
+    dense,
+    n,
+    ids,
+    positions,
+    start,
+    chunk=CHUNK,
+    add_ahead=ADD_AHEAD,
+    hash_ahead=HASH_AHEAD,
+):
     """Append the non-members of ``ids[start:]`` once each, in batch order.
 
     The caller guarantees ``len(dense) >= min(row limit, n + len(ids))``.
@@ -68,6 +85,11 @@ def upsert(sparse, dense, n, ids, positions, start):
     and restoring ``n``). Checking inside the loop costs one predictable
     compare, where a validation pass would re-read the whole batch.
 
+    ``chunk``, ``add_ahead`` and ``hash_ahead`` are the tuning arguments
+    (see the module; :data:`~sparseset.config.LOOKUP_CHUNK`,
+    :data:`~sparseset.config.ADD_PREFETCH_AHEAD`,
+    :data:`~sparseset.config.HASH_PREFETCH_AHEAD`).
+
     Examples
     --------
     >>> import numpy as np
@@ -75,23 +97,28 @@ def upsert(sparse, dense, n, ids, positions, start):
     >>> positions = np.empty(3, np.int64)
     >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions, 0), positions
     ((2, -1), array([0, 1, 0]))
+    >>> upsert(sparse, dense, 2, np.array([4, 9]), NO_POSITIONS, 0)  # 9: no room
+    (3, 1)
     """
     # Chosen by the index's type when compiling: the dead loop is dropped.
     if prefetches_slots(sparse):
-        return upsert_ahead(sparse, dense, n, ids, positions, start)
-    return upsert_warmed(sparse, dense, n, ids, positions, start)
+        return upsert_ahead(sparse, dense, n, ids, positions, start, add_ahead)
+    return upsert_warmed(sparse, dense, n, ids, positions, start, chunk, hash_ahead)
+
+
+#: ``positions`` for an :func:`upsert` that records none: a set's ``add``.
+NO_POSITIONS = np.empty(0, np.int64)
 
 
 @register_jitable
-def upsert_ahead(sparse, dense, n, ids, positions, start):
+def upsert_ahead(sparse, dense, n, ids, positions, start, ahead):
     """:func:`upsert` in one pass, for an index whose slots
     :func:`~.kinds.prefetches_slots` says a loop can prefetch: each step
-    prefetches the slot of the id ``ADD_AHEAD`` on and, where the kind
+    prefetches the slot of the id ``ahead`` on and, where the kind
     :func:`~.kinds.looks_ahead`, the dense entry of the candidate half as
     far on, so the cache misses of many ids are in flight at once while
-    each id is claimed in order (on 1M adds, against
-    :func:`upsert_warmed`'s two passes: flat new ids 1.6x and half members
-    2.1x faster; hash 1.8x and 1.9x).
+    each id is claimed in order, with no second pass over the batch as in
+    :func:`upsert_warmed`.
     """
     record = positions.shape[0] != 0
     m = n
@@ -100,9 +127,9 @@ def upsert_ahead(sparse, dense, n, ids, positions, start):
     last = np.uint64(ids.shape[0] - 1)
     for k in range(start, ids.shape[0]):
         u = np.uint64(k)
-        prefetch_slot(sparse, ids[min(u + np.uint64(ADD_AHEAD), last)])
+        prefetch_slot(sparse, ids[min(u + np.uint64(ahead), last)])
         if looks_ahead(sparse):
-            c = lookup(sparse, ids[min(u + np.uint64(ADD_AHEAD // 2), last)])
+            c = lookup(sparse, ids[min(u + np.uint64(ahead // 2), last)])
             prefetch(dense, c if c < np.uint64(m) else np.uint64(0))
         p = claim(sparse, dense, m, ids[u])
         if p < 0:
@@ -115,26 +142,27 @@ def upsert_ahead(sparse, dense, n, ids, positions, start):
 
 
 @register_jitable
-def upsert_warmed(sparse, dense, n, ids, positions, start):
-    """:func:`upsert` chunk by chunk, each chunk's index slots and dense
-    entries read in a first pass: short and independent loads, whose cache
-    misses overlap; the sequential pass then finds them in cache (measured
-    1.7x paged, 1.2x hash, where a slot's address takes a lookup).
+def upsert_warmed(sparse, dense, n, ids, positions, start, chunk, ahead):
+    """:func:`upsert` ``chunk`` ids at a time, each chunk's index slots and
+    dense entries read in a first pass (:func:`~.kinds.lookup_many`,
+    prefetching ``ahead``): short and independent loads, whose cache misses
+    overlap; the sequential pass then finds them in cache. For the kinds
+    where a slot's address takes a lookup (paged, hash).
     """
     record = positions.shape[0] != 0
     m = n
-    warm = np.empty(CHUNK, np.uint64)
-    for first in range(start, ids.shape[0], CHUNK):
-        last = min(first + CHUNK, ids.shape[0])
+    warm = np.empty(chunk, np.uint64)
+    for first in range(start, ids.shape[0], chunk):
+        last = min(first + chunk, ids.shape[0])
         # Stored so that the loads are not optimised out.
-        lookup_many(sparse, ids, first, last, warm)
+        lookup_many(sparse, ids, first, last, warm, ahead)
         for k in range(first, last):
             i = np.uint64(k - first)
             p = warm[i]
             warm[i] = np.uint64(dense[p]) if p < np.uint64(m) else p
         for k in range(first, last):
             # Unsigned: k starts at a runtime value, so numba would otherwise
-            # guard every access against negative indexes (measured 1.4x).
+            # guard every access against negative indexes.
             u = np.uint64(k)
             p = claim(sparse, dense, m, ids[u])
             if p < 0:
@@ -144,22 +172,6 @@ def upsert_warmed(sparse, dense, n, ids, positions, start):
             if record:
                 positions[u] = p
     return m, -1
-
-
-@njit(cache=True)
-def add(sparse, dense, n, ids, start):
-    """:func:`upsert` without recording positions: a set's ``add``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> add(sparse, dense, 0, np.array([3, 1, 3]), 0)
-    (2, -1)
-    >>> add(sparse, dense, 2, np.array([4, 9]), 0)
-    (3, 1)
-    """
-    return upsert(sparse, dense, n, ids, np.empty(0, np.int64), start)
 
 
 def grown_index(sparse, dense, n, members, top):
@@ -191,7 +203,7 @@ def move_index(sparse, grown, dense, n):
     >>> import numpy as np
     >>> from sparseset.kernels import kinds
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> add(sparse, dense, 0, np.array([3, 5]), 0)
+    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
     (2, -1)
     >>> grown = kinds.room(sparse, 2, 2, 20); move_index(sparse, grown, dense, 2)
     >>> grown.shape, grown[[3, 5]].tolist()
@@ -211,7 +223,7 @@ def unindex(sparse, dense, start, stop):
     >>> import numpy as np
     >>> from sparseset.kernels import hashed, kinds
     >>> ix = hashed.empty(seed=0); dense = np.empty(4, np.int64)
-    >>> add(ix, dense, 0, np.array([5, 6]), 0)
+    >>> upsert(ix, dense, 0, np.array([5, 6]), NO_POSITIONS, 0)
     (2, -1)
     >>> unindex(ix, dense, 0, 2); bool(kinds.lookup(ix, 5) == kinds.NOWHERE)
     True
@@ -232,7 +244,7 @@ def reindex(sparse, dense, start, stop):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> add(sparse, dense, 0, np.array([3, 5]), 0)
+    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
     (2, -1)
     >>> dense[:2] = [5, 3]; reindex(sparse, dense, 0, 2); sparse[[3, 5]].tolist()
     [1, 0]
@@ -255,7 +267,7 @@ def discard_rows(sparse, dense, n, ids, rows):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([0, 2, 3]), NO_POSITIONS, 0)
     >>> mass = np.array([[10], [12], [13]], np.int64)
     >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,))
     >>> dense[:n].tolist(), mass[:n, 0].tolist()
@@ -269,7 +281,8 @@ def discard_rows(sparse, dense, n, ids, rows):
             last = np.uint64(n)
             # Inline, in an NRT-free kernel: an out-of-line call per removal,
             # or the reference counts of the unrolled loop's column variable,
-            # each cost 2x (the counts are locked, serialising cache misses).
+            # would each dominate the loop (the counts are locked, which
+            # serialises the cache misses).
             for column in literal_unroll(rows):
                 for j in range(column.shape[1]):
                     column[hole, j] = column[last, j]
@@ -284,7 +297,7 @@ def discard(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([0, 2, 3]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([0, 2, 3]), NO_POSITIONS, 0)
     >>> n = discard(sparse, dense, n, np.array([0, 7]))
     >>> dense[:n].tolist()
     [3, 2]
@@ -301,8 +314,7 @@ def answer(out, k, p):
 
 @overload(answer, jit_options=OVERLOAD_NO_NRT)
 def _answer(out, k, p):
-    # Chosen by out's type when compiling: a runtime flag in the loop
-    # measured 1.15x slower.
+    # Chosen by out's type when compiling: no flag is tested in the loop.
     if out.dtype == numba_types.boolean:
 
         def membership(out, k, p):
@@ -317,24 +329,24 @@ def _answer(out, k, p):
 
 
 @register_jitable
-def lookup_chunk(sparse, dense, n, ids, start, stop, out):
+def lookup_chunk(sparse, dense, n, ids, start, stop, out, dense_ahead, hash_ahead):
     """Look up ``ids[start:stop]`` into ``out`` (see :func:`answer`).
     Returns the OR of the ids (sign bit set if some id may be negative).
 
-    Two passes: index lookups, then dense checks. Each loop body stays
-    short, so the CPU keeps more independent cache misses in flight
-    (measured 1.5-2.5x on the paged and hash indexes). The check pass
-    prefetches the dense entry of the candidate ``DENSE_AHEAD`` places on,
-    so its misses overlap too (1.3x flat, 1.3x paged, 1.05x hash).
+    Two passes: index lookups (:func:`~.kinds.lookup_many`, prefetching
+    ``hash_ahead``), then dense checks. Each loop body stays short, so the
+    CPU keeps more independent cache misses in flight, above all on the
+    paged and hash indexes. The check pass prefetches the dense entry of
+    the candidate ``dense_ahead`` places on, so its misses overlap too.
     """
     candidates = np.empty(stop - start, np.uint64)
-    lookup_many(sparse, ids, start, stop, candidates)
+    lookup_many(sparse, ids, start, stop, candidates, hash_ahead)
     bits = np.int64(0)
     last = stop - start - 1
     for k in range(start, stop):
         i = k - start
-        ahead = candidates[np.uint64(min(i + DENSE_AHEAD, last))]
-        prefetch(dense, ahead if ahead < np.uint64(n) else np.uint64(0))
+        coming = candidates[np.uint64(min(i + dense_ahead, last))]
+        prefetch(dense, coming if coming < np.uint64(n) else np.uint64(0))
         u = np.uint64(k)
         x = ids[u]
         bits |= np.int64(x)
@@ -342,7 +354,16 @@ def lookup_chunk(sparse, dense, n, ids, start, stop, out):
     return bits
 
 
-def find_all(sparse, dense, n, ids, out):
+def find_all(
+    sparse,
+    dense,
+    n,
+    ids,
+    out,
+    chunk=CHUNK,
+    dense_ahead=DENSE_AHEAD,
+    hash_ahead=HASH_AHEAD,
+):
     """Fill ``out[k]`` with the answer for ``ids[k]``: its membership if
     ``out`` is bool (``contains``), else its dense position, -1 if absent
     (``index``); numba compiles one variant per ``out`` type.
@@ -350,26 +371,30 @@ def find_all(sparse, dense, n, ids, out):
     Returns True if some id may be negative: the sign bits of all ids are
     OR-ed together, which costs no branch, so the caller looks for the
     culprit only when this says so (a uint64 id past 2**63 also sets it).
-    The batch is cut into chunks, each with its own OR (numba's ``prange``
-    has no OR reduction; a min chains every element through a compare).
+    The batch is cut into ``chunk``-id chunks, each with its own OR (numba's
+    ``prange`` has no OR reduction; a min chains every element through a
+    compare). The last three arguments are the tuning arguments (see the
+    module).
 
     Examples
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
     >>> member = np.empty(3, np.bool_); position = np.empty(3, np.int64)
     >>> find_all(sparse, dense, n, np.array([5, 4, 99]), member), member.tolist()
     (False, [True, False, False])
     >>> find_all(sparse, dense, n, np.array([5, 4, 3]), position), position.tolist()
     (False, [1, -1, 0])
     """
-    chunks = (ids.shape[0] + CHUNK - 1) // CHUNK
+    chunks = (ids.shape[0] + chunk - 1) // chunk
     signs = np.empty(chunks, np.int64)
     for c in prange(chunks):
-        start = c * CHUNK
-        stop = min(start + CHUNK, ids.shape[0])
-        signs[c] = lookup_chunk(sparse, dense, n, ids, start, stop, out)
+        start = c * chunk
+        stop = min(start + chunk, ids.shape[0])
+        signs[c] = lookup_chunk(
+            sparse, dense, n, ids, start, stop, out, dense_ahead, hash_ahead
+        )
     return chunks > 0 and signs.min() < 0
 
 
@@ -379,7 +404,7 @@ find_all, find_all_parallel = serial_and_parallel(find_all)
 
 
 @njit(**NO_NRT)
-def join_rows(keys, sparse, dense, n, rows, found):
+def join_rows(keys, sparse, dense, n, rows, found, ahead=ADD_AHEAD):
     """Where the members among ``keys`` are, in ``keys`` and in the set.
 
     For each k in order whose ``keys[k]`` is in ``(sparse, dense, n)``,
@@ -387,14 +412,14 @@ def join_rows(keys, sparse, dense, n, rows, found):
     as ``keys``); returns how many matched. One pass for a view's join of
     two stores, where a lookup, a mask and compactions each re-read the
     batch; the matched keys themselves are ``keys[rows]``, gathered only by
-    a caller that needs them. On a flat index it prefetches as
-    :func:`upsert_ahead` does.
+    a caller that needs them. On a flat index it prefetches ``ahead`` (a
+    tuning argument, see the module) as :func:`upsert_ahead` does.
 
     Examples
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([5, 2, 7]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([5, 2, 7]), NO_POSITIONS, 0)
     >>> keys = np.array([7, 3, 5])
     >>> rows = np.empty(3, np.uint32); found = np.empty(3, np.uint32)
     >>> m = join_rows(keys, sparse, dense, n, rows, found)
@@ -407,9 +432,9 @@ def join_rows(keys, sparse, dense, n, rows, found):
     last = np.uint64(keys.shape[0] - 1)
     for k in range(keys.shape[0]):
         u = np.uint64(k)
-        prefetch_slot(sparse, keys[min(u + np.uint64(ADD_AHEAD), last)])
+        prefetch_slot(sparse, keys[min(u + np.uint64(ahead), last)])
         if looks_ahead(sparse):
-            c = lookup(sparse, keys[min(u + np.uint64(ADD_AHEAD // 2), last)])
+            c = lookup(sparse, keys[min(u + np.uint64(ahead // 2), last)])
             prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
         p = find(sparse, dense, n, keys[u])
         if p >= 0:
@@ -432,7 +457,7 @@ def first_mismatch(sparse, dense, n, ids, want_member):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
     >>> first_mismatch(sparse, dense, n, np.array([5, 3, 4]), True)
     2
     """
@@ -454,7 +479,7 @@ def keep_only(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
     >>> n = keep_only(sparse, dense, n, np.array([4, 2, 6]))
     >>> dense[:n].tolist()
     [4, 2]
@@ -479,7 +504,7 @@ def sort(sparse, dense, n):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([5, 1, 3]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([5, 1, 3]), NO_POSITIONS, 0)
     >>> sort(sparse, dense, n); dense[:n].tolist()
     [1, 3, 5]
     """

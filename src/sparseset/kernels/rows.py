@@ -46,8 +46,8 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
 def take(values: NDArray[Any], at: IntArray, out: NDArray[Any]) -> None:
     """``out[k] = values[at[k]]``, for a 1-D gather by uint32 positions.
 
-    numpy's fancy indexing first converts a uint32 index array to intp (a
-    copy, and about 3x the time of this loop on a view's rows).
+    numpy's fancy indexing first converts a uint32 index array to intp: a
+    copy of the positions before the gather, which this loop skips.
 
     Examples
     --------
@@ -81,9 +81,9 @@ def pack_front(
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import add
+    >>> from sparseset.kernels import NO_POSITIONS, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_front(sparse, dense, n, 0, np.array([4, 9, 2, 4]), (hp,))
     2
@@ -123,9 +123,9 @@ def pack_back(
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import add
+    >>> from sparseset.kernels import NO_POSITIONS, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([1, 2, 3, 4]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_back(sparse, dense, n, 3, np.array([1, 4, 1]), (hp,))
     2

@@ -2,9 +2,9 @@
 
 ``5 in s``, ``s.add(7)`` and ``store.get(3)`` on one id cannot afford a
 batch kernel's fixed costs (an id array to build, an answer array to
-allocate, ~2 µs in all), so these take the id itself and the index as
-its arrays (:func:`.kinds.parts_of`), which numba's dispatcher types in
-C: one call costs about 0.2 µs on a flat index. Each is a thin shell over
+allocate), so these take the id itself and the index as its arrays
+(:func:`.kinds.parts_of`), which numba's dispatcher types in C, on its
+fast path. Each is a thin shell over
 the single-id operation of :mod:`.element`, so the logic stays there.
 """
 
@@ -21,9 +21,9 @@ def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> int:
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import add
+    >>> from sparseset.kernels import NO_POSITIONS, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = add(sparse, dense, 0, np.array([3, 5]), 0)
+    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
     >>> int(find_one(sparse, dense, n, 5)), int(find_one(sparse, dense, n, 4))
     (1, -1)
     """

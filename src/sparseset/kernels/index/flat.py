@@ -43,8 +43,9 @@ def lookup(index, x):
 
 
 @register_jitable
-def lookup_many(index, ids, start, stop, out):
-    """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``."""
+def lookup_many(index, ids, start, stop, out, ahead):
+    """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``
+    (each one load: nothing to prefetch ``ahead``)."""
     for k in range(start, stop):
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
 

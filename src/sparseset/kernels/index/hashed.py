@@ -3,27 +3,28 @@
 The table holds ``(key, position)`` pairs, 16 bytes a slot, grouped in
 buckets of 4 slots: one 64-byte cache line. A key is stored complemented
 (``~id``, negative), so 0 marks a free slot and a new table is plain
-zeroed memory: pages the OS hands out already zeroed, with no fill pass
-(measured 1.4-1.7x faster to allocate than a table filled with -1).
+zeroed memory: pages the OS hands out already zeroed, with no fill pass.
 
 Linear probing from a home bucket, a seeded Fibonacci hash of the id (the
 top bits of ``(id ^ seed) * 2**64/phi``), which spreads ids colliding
 modulo the table size, strided and sequential ids evenly, in one multiply.
 A probe compares the 4 keys of a bucket in vector compares and takes
 the first slot holding the id or free, with no branch on the data; it
-goes on to the next bucket only past a full home bucket (at the load
-limit, for 4% of the members and 16% of the absent ids), so a lookup
-mostly reads one cache line and mispredicts nothing (batch lookups
-measured 1.6x faster than probing slot by slot from a home slot). The
-price: the slot found depends on the keys loaded, so a lone insert that
-misses the cache cannot issue its store before the line arrives; inserts
-one at a time into a table far larger than the cache, with no lookup
-ahead, run about 1.4x slower than slot by slot (a batch add looks its
-chunk up first, prefetching, and then finds its lines in cache).
+goes on to the next bucket only past a full home bucket (rare below the
+load limit), so a lookup mostly reads one cache line and mispredicts
+nothing, where probing slot by slot from a home slot branches on every
+key. The price: the slot found depends on the keys loaded, so a lone
+insert that misses the cache cannot issue its store before the line
+arrives; inserts one at a time into a table far larger than the cache,
+with no lookup ahead, are slower than slot by slot would be (a batch add
+looks its chunk up first, prefetching, and then finds its lines in cache).
 
 Deletion shifts later entries of the probe run back (no tombstones), so
 churn never degrades lookups. Memory follows the members: 16 bytes a
-slot, at most half full.
+slot, the table at most ``meta[LOAD]`` percent full
+(:data:`sparseset.config.HASH_MAX_LOAD_PERCENT` when it was made; a grown
+table keeps its index's limit). The limit travels in the index, not in
+compiled code, so Python and every kernel size and fill a table alike.
 
 As for the other kinds, a found position is only a candidate: the set
 checks ``dense`` before trusting it, so entries left behind by ``clear``
@@ -42,6 +43,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
+from ... import config
 from ..options import MAX_MEMBERS, NOWHERE, OVERLOAD_NO_NRT
 from ..prefetch import prefetch
 
@@ -49,7 +51,7 @@ from ..prefetch import prefetch
 #: prefetch the buckets of ids ahead (see ``prefetch_slot``).
 PREFETCHES_SLOTS = True
 #: A lookup is a probe: looking ahead for the dense entries of coming ids
-#: costs more than the misses it hides (1M adds: 0.85x the time without).
+#: costs more than the misses it hides.
 LOOKS_AHEAD = False
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
@@ -64,9 +66,7 @@ CAPACITY_COUNTS_IDS = False
 MAX_CAPACITY = MAX_MEMBERS
 #: A key word holding this is a free slot (keys are stored as ``~id < 0``).
 EMPTY = 0
-#: The table grows past this fill: used * LOAD_DEN > slots * LOAD_NUM.
-LOAD_NUM = 1
-LOAD_DEN = 2
+#: The fewest slots a table has: one bucket is 4, so a few buckets.
 MIN_SLOTS = 16
 #: Slots per bucket: one 64-byte cache line.
 WAYS = 4
@@ -78,20 +78,44 @@ class HashIndex(NamedTuple):
     """The arrays of a hash index (see the module docstring)."""
 
     table: np.ndarray  # int64 (slots, 2): key ~id (EMPTY if free), position
-    meta: np.ndarray  # int64 [slots in use, seed, 64 - log2(buckets)]
+    meta: np.ndarray  # int64 [slots in use, seed, shift, load]; see USED..LOAD
+
+
+#: ``meta``: slots in use.
+USED = 0
+#: ``meta``: the seed of the hash.
+SEED = 1
+#: ``meta``: ``64 - log2(buckets)``, the shift taking a hash to its bucket.
+SHIFT = 2
+#: ``meta``: the most slots in use, in percent of the slots, before growing.
+LOAD = 3
+META_LENGTH = 4
 
 
 @register_jitable
-def slots_for(members: int) -> int:
-    """The smallest power-of-two table that holds ``members`` within the load.
+def over_load(used: int, slots: int, load: int) -> bool:
+    """Whether ``used`` slots in use are more than ``load`` percent of ``slots``.
 
     Examples
     --------
-    >>> slots_for(0), slots_for(8), slots_for(9), slots_for(1_000_000)
-    (16, 16, 32, 2097152)
+    >>> over_load(8, 16, 50), over_load(9, 16, 50), over_load(9, 16, 60)
+    (False, True, False)
+    """
+    return used * 100 > slots * load
+
+
+@register_jitable
+def slots_for(members: int, load: int) -> int:
+    """The smallest power-of-two table that holds ``members`` within ``load``
+    percent.
+
+    Examples
+    --------
+    >>> slots_for(0, 50), slots_for(8, 50), slots_for(9, 50), slots_for(9, 60)
+    (16, 16, 32, 16)
     """
     slots = MIN_SLOTS
-    while members * LOAD_DEN > slots * LOAD_NUM:
+    while over_load(members, slots, load):
         slots *= 2
     return slots
 
@@ -105,7 +129,7 @@ def zeroed_table(slots: int) -> np.ndarray:
     ``memset``. One write per 4 KiB page then maps every page: a probe
     would otherwise first read an untouched page, which maps the shared
     zero page, and the write after it would copy it again (with huge pages,
-    one fault per 4 KiB: measured 2.4x slower inserts).
+    one fault per 4 KiB).
 
     Examples
     --------
@@ -125,22 +149,30 @@ def _shift_for(slots: int) -> int:
     return 65 - (slots // WAYS).bit_length()
 
 
-def empty(members: int = 0, seed: int | None = None) -> HashIndex:
-    """A hash index with room for ``members`` ids before it grows.
+def empty(
+    members: int = 0, seed: int | None = None, load: int | None = None
+) -> HashIndex:
+    """A hash index with room for ``members`` ids before it grows, at most
+    ``load`` percent full (by default
+    :data:`~sparseset.config.HASH_MAX_LOAD_PERCENT`).
 
     The seed is random unless given, so no fixed key set collides in every
     process.
 
     Examples
     --------
-    >>> ix = empty(100, seed=7); ix.table.shape, ix.meta.tolist()
-    ((256, 2), [0, 7, 58])
+    >>> ix = empty(100, seed=7, load=50); ix.table.shape, ix.meta.tolist()
+    ((256, 2), [0, 7, 58, 50])
+    >>> empty(100, seed=7, load=80).table.shape
+    (128, 2)
     """
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
-    count = slots_for(members)
+    if load is None:
+        load = config.HASH_MAX_LOAD_PERCENT
+    count = slots_for(members, load)
     table = zeroed_table(count)
-    return HashIndex(table, np.array([0, seed, _shift_for(count)], np.int64))
+    return HashIndex(table, np.array([0, seed, _shift_for(count), load], np.int64))
 
 
 _M64 = (1 << 64) - 1
@@ -157,7 +189,7 @@ def capacity(index: HashIndex, dense: np.ndarray) -> int:
     >>> capacity(empty(100), np.empty(100, np.int64))
     100
     """
-    room = int(index.table.shape[0]) * LOAD_NUM // LOAD_DEN
+    room = int(index.table.shape[0]) * int(index.meta[LOAD]) // 100
     return min(int(dense.shape[0]), room)
 
 
@@ -250,7 +282,7 @@ def _first_stop(typingctx, table, base, want):
                     ),
                 )
             )
-        # Two 256-bit compares, not one 512-bit one (as fast here): 512-bit
+        # Two 256-bit compares, not one 512-bit one: 512-bit
         # instructions lower the clock of some CPUs for what follows them.
         stops = builder.shuffle_vector(
             halves[0],
@@ -287,7 +319,7 @@ def _probe(index, key):
     table = index.table
     last = np.uint64(table.shape[0] // WAYS - 1)
     want = ~key
-    bucket = home(key, index.meta[1], index.meta[2])
+    bucket = home(key, index.meta[SEED], index.meta[SHIFT])
     while True:
         base = bucket * np.uint64(WAYS)
         way = first_stop(table, base, want)
@@ -305,41 +337,36 @@ def lookup(index, x):
     return held(index, _probe(index, key), key)
 
 
-#: How many ids ahead ``lookup_many`` prefetches its home bucket (measured
-#: on 1M lookups and adds: 32, up to 10% faster than 16; 8 and 48-64 no
-#: better).
-AHEAD = 32
-
-
 @register_jitable
-def lookup_many(index, ids, start, stop, out):
+def lookup_many(index, ids, start, stop, out, ahead):
     """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``.
 
-    Each step first prefetches the home bucket of the id ``AHEAD`` places
-    on, so that many table misses are in flight while the probes run.
+    Each step first prefetches the home bucket of the id ``ahead`` places
+    on (:data:`~sparseset.config.HASH_PREFETCH_AHEAD`), so that many table
+    misses are in flight while the probes run.
     """
     last = stop - 1
     for k in range(start, stop):
-        prefetch_slot(index, ids[np.uint64(min(k + AHEAD, last))])
+        prefetch_slot(index, ids[np.uint64(min(k + ahead, last))])
         out[np.uint64(k - start)] = lookup(index, ids[np.uint64(k)])
 
 
 @register_jitable
 def prefetch_slot(index, x):
     """Start loading the home bucket of ``x``: the line its probe reads first
-    (and, but for 4% of the members at the load limit, last).
+    (and, but for the few members whose home bucket is full, last).
 
     The bucket's address takes only the hash, no load, so an add loop can
     prefetch the slots of the ids a few places on and claim each id in
-    order, in one pass (1M new ids: 0.6x the time of looking each chunk up
-    first, as :func:`lookup_many` does).
+    order, in one pass, instead of looking each chunk up first as
+    :func:`lookup_many` does.
 
     Examples
     --------
     >>> prefetch_slot(empty(seed=1), 2**62)  # a hint: nothing to see
     """
     table = index.table
-    bucket = home(np.int64(x), index.meta[1], index.meta[2])
+    bucket = home(np.int64(x), index.meta[SEED], index.meta[SHIFT])
     prefetch(table, bucket * np.uint64(2 * WAYS))
 
 
@@ -378,10 +405,10 @@ def store(index, slot, x, p):
     False if a new key would overfill the table (call again after ``grow``)."""
     table = index.table
     if table[slot, 0] == EMPTY:
-        if (index.meta[0] + 1) * LOAD_DEN > table.shape[0] * LOAD_NUM:
+        if over_load(index.meta[USED] + 1, table.shape[0], index.meta[LOAD]):
             return False
         table[slot, 0] = ~np.int64(x)
-        index.meta[0] += 1
+        index.meta[USED] += 1
     table[slot, 1] = p
     return True
 
@@ -402,7 +429,7 @@ def erase(index, x):
         k = table[j, 0]
         if k == EMPTY:
             break
-        start = home(~k, index.meta[1], index.meta[2]) * np.uint64(WAYS)
+        start = home(~k, index.meta[SEED], index.meta[SHIFT]) * np.uint64(WAYS)
         # The entry at j may move back to the hole unless its home lies
         # cyclically after the hole: then the hole is not on its probe path.
         # (Distances from j + slots: unsigned, never below zero.)
@@ -411,21 +438,21 @@ def erase(index, x):
             table[hole, 1] = table[j, 1]
             hole = j
     table[hole, 0] = EMPTY
-    index.meta[0] -= 1
+    index.meta[USED] -= 1
 
 
 @register_jitable
 def room(index, n, members, top):
-    """A new, empty table for ``max(members, n + 1)`` ids, same seed."""
-    count = slots_for(max(members, n + 1))
+    """A new, empty table for ``max(members, n + 1)`` ids, same seed and load."""
+    count = slots_for(max(members, n + 1), index.meta[LOAD])
     grown = HashIndex(zeroed_table(count), index.meta.copy())
-    grown.meta[0] = 0
+    grown.meta[USED] = 0
     shift = 64
     buckets = count // WAYS
     while buckets > 1:
         buckets >>= 1
         shift -= 1
-    grown.meta[2] = shift
+    grown.meta[SHIFT] = shift
     return grown
 
 

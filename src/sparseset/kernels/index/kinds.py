@@ -51,7 +51,13 @@ class KindModule(Protocol):
 
     def lookup(self, index: Any, x: Int) -> np.uint32: ...
     def lookup_many(
-        self, index: Any, ids: IntArray, start: Int, stop: Int, out: IntArray
+        self,
+        index: Any,
+        ids: IntArray,
+        start: Int,
+        stop: Int,
+        out: IntArray,
+        ahead: Int,
     ) -> None: ...
     def accepts(self, index: Any, x: Int) -> Bool: ...
     def in_range(self, index: Any, x: Int) -> Bool: ...
@@ -127,14 +133,15 @@ def lookup(index: Index, x: Int) -> np.uint32:
 
 
 def lookup_many(
-    index: Index, ids: IntArray, start: Int, stop: Int, out: IntArray
+    index: Index, ids: IntArray, start: Int, stop: Int, out: IntArray, ahead: Int
 ) -> None:
     """``out[k - start] = lookup(index, ids[k])`` for every k in ``[start, stop)``.
 
     ``out`` is a uint64 array (paged keeps slot addresses there between its
     passes). The same answers as a loop of :func:`lookup`, in the order of
     loads each kind overlaps best (paged: the directory first, hash:
-    prefetching ahead).
+    prefetching ``ahead`` ids on, see
+    :data:`~sparseset.config.HASH_PREFETCH_AHEAD`).
 
     Examples
     --------
@@ -142,10 +149,10 @@ def lookup_many(
     >>> ix = paged.empty(); insert(ix, 2**40, 0)
     True
     >>> out = np.empty(2, np.uint64)
-    >>> lookup_many(ix, np.array([7, 2**40]), 0, 2, out); int(out[1])
+    >>> lookup_many(ix, np.array([7, 2**40]), 0, 2, out, 32); int(out[1])
     0
     """
-    kind_of(index).lookup_many(index, ids, start, stop, out)
+    kind_of(index).lookup_many(index, ids, start, stop, out, ahead)
 
 
 def accepts(index: Index, x: Int) -> Bool:
@@ -249,8 +256,7 @@ def room(index: Index, n: Int, members: Int, top: Int) -> Index:
 
     Allocating here and filling in :func:`move` lets the containers allocate
     from Python, where numpy backs large arrays with huge pages (each 4 KiB
-    page an NRT allocation touches first costs a fault, measured 2x the
-    time of numpy's).
+    page an NRT allocation touches first costs a fault of its own).
 
     Examples
     --------
@@ -302,7 +308,7 @@ def from_parts(parts: Parts) -> Index:
     a paged or hash index a plain tuple of its fields (see :func:`parts_of`).
 
     Scalar calls from Python pass a plain tuple because numba types it in
-    its C fast path, where a named tuple costs about 0.5 µs per call.
+    its C fast path, where a named tuple takes its slow Python path.
 
     Examples
     --------
@@ -394,7 +400,7 @@ def _lookup(index, x):
 
 
 @overload(lookup_many, jit_options=OVERLOAD_NO_NRT)
-def _lookup_many(index, ids, start, stop, out):
+def _lookup_many(index, ids, start, stop, out, ahead):
     return _implementation(index, "lookup_many")
 
 

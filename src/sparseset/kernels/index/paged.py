@@ -21,10 +21,12 @@ walks checking every tag and doubles the node or leaf where two fields meet.
 What ids cost. An id alone in its 4096-id block takes a one-slot leaf (8
 bytes: its position and its tag), one alone in its 2**24-id region a node
 of 16 entries besides (128 bytes). ``m`` ids with random low bits need about
-``m**2 / 2`` slots before they differ in them, so a leaf of more than
-``FULL_AT`` ids, or that would pass ``PARTIAL_MAX`` slots, becomes a page
-(16 KiB, no tags): 4 bytes an id in a block that fills. Measured figures are
-in :mod:`sparseset.sets.index_kinds`.
+``m**2 / 2`` slots before they differ in them, so a leaf that would hold
+more than ``used[USED_FULL_AT]`` ids, or pass ``used[USED_PARTIAL_MAX]``
+slots, becomes a page (16 KiB, no tags): 4 bytes an id in a block that
+fills. The two limits are :mod:`sparseset.config`'s ``PAGED_FULL_AT`` and
+``PAGED_PARTIAL_MAX`` when the index was made; they travel in ``used``,
+read at run time, so compiled code never holds a stale copy.
 
 The directory is as deep as the ids in it need: one level (the root node
 points at leaves) while they stay below 2**24, two below 2**36, three up to
@@ -55,6 +57,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba.extending import register_jitable
 
+from ... import config
 from ..options import MAX_MEMBERS
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
@@ -83,10 +86,6 @@ ROOT = 1
 FIRST_SLOT = 1
 #: Slots behind a page's positions: its header, its ids' bits 16 to 47.
 HEADER = 1
-#: A partial leaf has at most this many slots; past it, the leaf goes full.
-PARTIAL_MAX = 256
-#: A leaf that would hold more ids than this goes full, whatever its slots.
-FULL_AT = 64
 #: Entries an empty index starts with in each pool: room for any one id
 #: (three nodes on its path, the lowest of 16 entries, and a leaf).
 START_NODES = 32
@@ -109,7 +108,17 @@ USED_LEAVES = 7
 USED_FULL_BELOW = 8
 #: ``used``: leaves that are full pages.
 USED_PAGES = 9
-USED_LENGTH = 10
+#: ``used``: a partial leaf has at most this many slots; past it, it goes
+#: full (:data:`~sparseset.config.PAGED_PARTIAL_MAX`).
+USED_PARTIAL_MAX = 10
+#: ``used``: a leaf that would hold more ids than this goes full, whatever
+#: its slots (:data:`~sparseset.config.PAGED_FULL_AT`).
+USED_FULL_AT = 11
+#: ``used``: a growth takes the pages a batch spans at once if they cost at
+#: most this many bytes per id still to come
+#: (:data:`~sparseset.config.PAGED_PREFILL_BYTES_PER_ID`).
+USED_PREFILL_BYTES = 12
+USED_LENGTH = 13
 
 _FIELD = np.uint64(PAGE_SIZE - 1)
 _TAG_SHIFT = np.uint64(PAGE_BITS)
@@ -148,6 +157,9 @@ def empty(members: int = 0) -> PagedIndex:
     used[USED_DEPTH] = 1
     # As a flat index of that capacity would: ids below it fill pages.
     used[USED_FULL_BELOW] = blocks
+    used[USED_PARTIAL_MAX] = config.PAGED_PARTIAL_MAX
+    used[USED_FULL_AT] = config.PAGED_FULL_AT
+    used[USED_PREFILL_BYTES] = config.PAGED_PREFILL_BYTES_PER_ID
     return PagedIndex(directory, np.empty(slots, np.uint32), used)
 
 
@@ -286,15 +298,16 @@ def lookup(index, x):
 
 
 @register_jitable
-def lookup_many(index, ids, start, stop, out):
+def lookup_many(index, ids, start, stop, out, ahead):
     """``out[k - start] = lookup(index, ids[k])`` for k in ``[start, stop)``.
 
     In two passes over ``out`` (uint64): every id's slot address first (the
     directory's entries on the walks are few and stay in cache), then a
     plain gather of those slots, as short as the flat index's lookup, so the
-    CPU overlaps as many of its cache misses (measured 1.7x faster than
-    walking and loading id by id, and 1.2x faster than re-deriving the slot
-    in the gather).
+    CPU overlaps as many of its cache misses as it would there, where
+    walking and loading id by id, or re-deriving the slot in the gather,
+    would hold each miss behind a walk. A slot's address takes loads, so
+    nothing is prefetched ``ahead``.
     """
     d = index.directory
     root = d[ROOT]
@@ -358,7 +371,7 @@ def store(index, slot, x, p):
     without more ado; anything else (a partial leaf, another block's page
     that the walk strayed into through a node smaller than its field, a
     slot to make) is one call, so that this stays short enough for the
-    kernels' loops to inline it (measured 2x faster adds than a call).
+    kernels' loops to inline it: a call per id would dominate an add.
     """
     u = np.uint64(np.int64(x))
     at = _base(slot)
@@ -502,7 +515,8 @@ def _grow_leaf(index, at, u):
     keys = 1
     for j in range(np.int64(size)):
         keys += pages[base + size + np.uint64(j)] != 0
-    if grown >= np.uint64(PARTIAL_MAX) or keys > FULL_AT:
+    used = index.used
+    if grown >= np.uint64(used[USED_PARTIAL_MAX]) or keys > used[USED_FULL_AT]:
         grown = _FIELD
     new = _alloc_slots(index, _footprint(grown))
     if new == 0:
@@ -614,10 +628,9 @@ def room(index, n, members, top):
     only if short, at least twice their live slots then, which amortizes
     the copies, else shared. Where ``members - n`` ids are still to come,
     all at most ``top``, and the pages spanning ``[0, top]`` cost at most
-    64 bytes per coming id (256 ids or more a page), those blocks get full
+    ``used[USED_PREFILL_BYTES]`` bytes per coming id, those blocks get full
     pages from the start and the pool takes them at once: a batch over a
-    small space grows once instead of a dozen times (measured 1.8x faster
-    adding 1M ids of a 4M space to an empty set).
+    small space grows once instead of a dozen times.
 
     Examples
     --------
@@ -640,14 +653,15 @@ def room(index, n, members, top):
     short = used[USED_SLOTS] + used[USED_WANT_SLOTS] > pages.shape[0]
     coming = members - n
     blocks = (top >> PAGE_BITS) + 1
-    if coming > 0 and top >= 0 and blocks * PAGE_SIZE <= 16 * coming:
+    page_bytes = blocks * PAGE_SIZE * 4
+    if coming > 0 and top >= 0 and page_bytes <= used[USED_PREFILL_BYTES] * coming:
         used[USED_FULL_BELOW] = max(used[USED_FULL_BELOW], blocks)
         # Every page the ids could fill, taking the leaves so far for some,
         # and what the partial ones among those take on their way to a page.
         pages_in_all = min(blocks, used[USED_LEAVES] + coming)
         partial = used[USED_LEAVES] - used[USED_PAGES]
         need = max(pages_in_all - used[USED_PAGES], 0) * (PAGE_SIZE + HEADER)
-        need += partial * 4 * PARTIAL_MAX
+        need += partial * 4 * used[USED_PARTIAL_MAX]
         short = short or used[USED_SLOTS] + need > pages.shape[0]
         length = max(length, FIRST_SLOT + live + need)
         nodes = max(nodes, live_nodes + _dense_nodes(pages_in_all))
