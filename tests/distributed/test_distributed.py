@@ -24,10 +24,10 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
+from distributed import Client, Event, LocalCluster, wait
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from distributed import Client, Event, LocalCluster, wait
 from sparseset import FormatError, SparseSet
 from sparseset.distributed import ShardedSet, first_seen, unique
 

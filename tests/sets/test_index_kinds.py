@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparseset import ComponentStore, SparseMap, SparseSet, World, kernels
+from sparseset import ComponentStore, SparseMap, SparseSet, World, config, kernels
+from sparseset.config import PARALLEL_THRESHOLD
 from sparseset.kernels.index import hashed, kinds, paged
-from sparseset.sets.engine import PARALLEL_THRESHOLD
 from sparseset.sets.index_kinds import KINDS, index_nbytes
 
 NOWHERE = int(kinds.NOWHERE)
@@ -110,14 +110,14 @@ def test_lookup_many_answers_as_a_loop_of_lookup(kind, data):
     expected = [int(kinds.lookup(index, x)) for x in ids[start:stop]]
     for lookup_many in (kinds.lookup_many, _compiled_lookup_many):
         out = np.full(stop - start + 1, 7, np.uint64)
-        lookup_many(index, ids, start, stop, out)
+        lookup_many(index, ids, start, stop, out, config.HASH_PREFETCH_AHEAD)
         assert out[: stop - start].tolist() == expected
         assert out[-1] == 7
 
 
 @numba.njit
-def _compiled_lookup_many(index, ids, start, stop, out):
-    kinds.lookup_many(index, ids, start, stop, out)
+def _compiled_lookup_many(index, ids, start, stop, out, ahead):
+    kinds.lookup_many(index, ids, start, stop, out, ahead)
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -304,7 +304,7 @@ def built(kind, ids):
     n, stop = 0, 0
     arr = np.asarray(ids, np.int64)
     while True:
-        n, stop = kernels.add(index, dense, n, arr, stop)
+        n, stop = kernels.upsert(index, dense, n, arr, kernels.NO_POSITIONS, stop)
         if stop < 0:
             return index, dense, int(n)
         index = kernels.grown_index(index, dense, n, len(ids), int(arr.max()))

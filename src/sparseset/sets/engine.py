@@ -26,15 +26,15 @@ from typing import Any
 import numba
 import numpy as np
 
-from .. import kernels
+from .. import config, kernels
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import as_ids, describe, one_id, reject_negative, reject_out_of_range
 from .index_kinds import IndexKind, index_nbytes
 
-#: Batches of at least this many ids are looked up on all numba threads.
-#: Below it, waking the threads costs more than they save (see
-#: ``asv_bench/benchmarks/parallel.py``).
-PARALLEL_THRESHOLD = 1 << 15
+#: Batches of at least this many ids are looked up on all numba threads
+#: (:data:`sparseset.config.PARALLEL_THRESHOLD`): below it, waking the
+#: threads costs more than they save.
+PARALLEL_THRESHOLD = config.PARALLEL_THRESHOLD
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
 

@@ -16,11 +16,13 @@ kind          ids             memory
 ``"paged"``   ``[0, 2**48)``  4 bytes per id of a 4096-id block once 64 or so
                               of its ids fill it (a page); fewer take a leaf of
                               8 bytes per slot, about m**2 / 2 slots for m ids,
-                              and the directory's nodes grow alike. Measured
-                              per member: 16 for 1M ids of 4M, about 20 for
-                              them spread by block over 2**40; 146 for 100k
-                              ids uniform over 2**40, 466 for 1M (hash: ~40)
-``"hash"``    ``[0, 2**63)``  16 bytes per slot; the table is at most half full
+                              and the directory's nodes grow alike: clustered
+                              ids cost a few bytes each, ids scattered
+                              uniformly over a huge space hundreds (the
+                              README and ``asv_bench/benchmarks/paged_memory.py``
+                              give the figures)
+``"hash"``    ``[0, 2**63)``  16 bytes per slot; the table is at most
+                              ``config.HASH_MAX_LOAD_PERCENT`` full
 ============  ==============  ====================================================
 
 ``dense`` adds 4 bytes per member (flat, int32 ids) or 8 (paged and hash,
@@ -222,7 +224,7 @@ def index_nbytes(index: Any) -> int:
     Examples
     --------
     >>> index_nbytes(np.empty(10, np.uint32)), index_nbytes(hashed.empty(8))
-    (40, 280)
+    (40, 288)
     """
     if isinstance(index, tuple):
         return sum(int(array.nbytes) for array in index)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import kernels
+from .. import config, kernels
 from .checkpoints import Checkpoint
 from .engine import SetEngine
 from .ids import (
@@ -533,10 +533,13 @@ class SparseSet(MutableSet[int]):
         misses; see ``asv_bench/benchmarks/sparse_set.py``)."""
         a = self._engine.state
         # Only an index spanning the id space bounds the bitmap's length.
-        if not self._engine.kind.counts_ids or a.n > 2 * probes:
+        if (
+            not self._engine.kind.counts_ids
+            or a.n > config.BITMAP_MEMBERS_PER_PROBE * probes
+        ):
             return None
         words = -(-a.sparse.shape[0] // 64)
-        if 8 * words > 4 * (probes + a.n):
+        if 8 * words > config.BITMAP_BYTES_PER_ID * (probes + a.n):
             return None
         bits = np.zeros(words, np.uint64)
         kernels.algebra.mark_members(bits, a.dense, a.n)

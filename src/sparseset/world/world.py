@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import config
 from ..sets.index_kinds import KINDS, kind_named
 from . import persistence
 from .entities import (
@@ -32,9 +33,6 @@ from .entity_store import EntityStore
 from .group import Group
 from .persistence import WorldState
 from .view import View
-
-#: The most capacity a loaded world reserves beyond the entities it holds.
-_RESTORED_CAPACITY = 1 << 20
 
 
 class UnknownComponentError(KeyError):
@@ -538,7 +536,7 @@ class World:
         # The capacity is a hint; a file must not make a tiny world allocate
         # gigabytes by claiming a huge one.
         World.__init__(
-            self, min(state.capacity, max(count, _RESTORED_CAPACITY)), state.index
+            self, min(state.capacity, max(count, config.RESTORED_CAPACITY)), state.index
         )
         self._entities.restore(EntityTable(state.generations, state.alive, state.free))
         for name, (keys, columns) in state.components.items():
