@@ -58,7 +58,7 @@ from .types import Kind, TwinType, column_arrays, kind_of, replace_columns
 # -- helpers on ids and columns, in Python and compiled ---------------------
 
 
-def index_key(twin: Any, i: int) -> int:
+def key_of(twin: Any, i: int) -> int:
     """The key of ``i`` in ``twin``'s index: ``i`` itself for a set's or a
     store's twin; for a World store's twin, handle ``i``'s entity index, or
     -1 if it is dead (then no method touches a row).
@@ -68,7 +68,7 @@ def index_key(twin: Any, i: int) -> int:
     >>> from sparseset import World
     >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.destroy(e[0])
     1
-    >>> index_key(w["hp"].jit, int(e[1])), index_key(w["hp"].jit, int(e[0]))
+    >>> key_of(w["hp"].jit, int(e[1])), key_of(w["hp"].jit, int(e[0]))
     (1, -1)
     """
     if kind_of(numba.typeof(twin)) is Kind.WORLD_STORE:
@@ -76,8 +76,8 @@ def index_key(twin: Any, i: int) -> int:
     return int(i)
 
 
-@overload(index_key, inline="always")
-def _index_key_compiled(twin, i):  # type: ignore[no-untyped-def]
+@overload(key_of, inline="always")
+def _key_of_compiled(twin, i):  # type: ignore[no-untyped-def]
     if kind_of(twin) is Kind.WORLD_STORE:
         return lambda twin, i: live_index(
             twin.generations, twin.alive, twin.alive.shape[0], i
@@ -216,7 +216,7 @@ def owned_serial(state: Any, token: tuple[Int, Int, Int]) -> Int:
 def _index(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return None
-    return lambda self, i: find(self.sparse, self.dense, self.n, index_key(self, i))
+    return lambda self, i: find(self.sparse, self.dense, self.n, key_of(self, i))
 
 
 @overload_method(TwinType, "add")
@@ -229,7 +229,7 @@ def _add(self, i):  # type: ignore[no-untyped-def]
         p = -1
         if n < self.dense.shape[0]:
             # -1 for an id the index cannot take yet (or ever: bad ids).
-            p = claim(self.sparse, self.dense, n, index_key(self, i))
+            p = claim(self.sparse, self.dense, n, key_of(self, i))
         if p < 0:
             p = self.make_room(i)
         if p < n:
@@ -257,7 +257,7 @@ def _make_room(self, i):  # type: ignore[no-untyped-def]
     )
 
     def impl(self, i):  # type: ignore[no-untyped-def]
-        key = index_key(self, i)
+        key = key_of(self, i)
         if key < 0 or not in_range(self.sparse, key):
             raise ValueError(message)
         p = find(self.sparse, self.dense, self.n, key)
@@ -470,8 +470,8 @@ def _contains(self, *args):  # type: ignore[no-untyped-def]
     def impl(self, *args):  # type: ignore[no-untyped-def]
         (i,) = args
         # find answers absent for any id the index never holds, negative
-        # included (and index_key gives -1 for a dead handle).
-        return find(self.sparse, self.dense, self.n, index_key(self, i)) >= 0
+        # included (and key_of gives -1 for a dead handle).
+        return find(self.sparse, self.dense, self.n, key_of(self, i)) >= 0
 
     return impl
 
@@ -484,7 +484,7 @@ def _remove(self, *args):  # type: ignore[no-untyped-def]
     def impl(self, *args):  # type: ignore[no-untyped-def]
         (i,) = args
         n = self.n
-        p = find(self.sparse, self.dense, n, index_key(self, i))
+        p = find(self.sparse, self.dense, n, key_of(self, i))
         removed = p >= 0
         if removed:
             self.n = swap_remove(self.sparse, self.dense, n, p)
@@ -515,4 +515,4 @@ def _rollback(self, token):  # type: ignore[no-untyped-def]
     return None
 
 
-__all__ = ["grown_columns", "grown_rows", "index_key", "move_rows", "zero_rows"]
+__all__ = ["grown_columns", "grown_rows", "key_of", "move_rows", "zero_rows"]

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 from numba.experimental import structref
 
+from ..kernels import find
 from ..kernels.array_types import Int
 from ..kernels.index.kinds import Index
 from . import methods  # noqa: F401  (registers what the calls below compile)
@@ -141,6 +142,15 @@ class Twin(StateProxy):
 
     def add(self, i: int) -> bool:
         return _add_call(self, i)
+
+    # Keys, whatever the twin takes: a World store's twin takes handles in
+    # its own methods, while its container looks entity indexes up.
+
+    def contains_key(self, key: int) -> bool:
+        return bool(_index_key_call(self, key) >= 0)
+
+    def index_key(self, key: int) -> int:
+        return int(_index_key_call(self, key))
 
     def remove(self, i: int) -> bool:
         return _remove_call(self, i)
@@ -272,6 +282,11 @@ def _contains_call(twin: Twin, i: int) -> bool:
 @njit(cache=True)
 def _index_call(twin: Twin, i: int) -> int:
     return twin.index(i)
+
+
+@njit(cache=True)
+def _index_key_call(twin: Twin, key: int) -> int:
+    return find(twin.sparse, twin.dense, twin.n, key)
 
 
 @njit(cache=True)
