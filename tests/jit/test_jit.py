@@ -8,6 +8,7 @@ iterating, adds while iterating, and checkpoints.
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -19,8 +20,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from numba import njit
+from numba.core.errors import TypingError
 
-from sparseset import ComponentStore, SparseMap, SparseSet
+from sparseset import ComponentStore, SetArray, SparseMap, SparseSet, World
+from sparseset.jit import SetArrayState, Twin, TwinType
 
 
 @njit
@@ -387,23 +390,56 @@ def test_twin_state_machine(kind):
     run_state_machine_as_test(machine)
 
 
+def test_every_shared_state_is_of_the_one_type():
+    w = World()
+    w.register("hp", "i4")
+    states = [
+        SparseSet().jit,
+        ComponentStore({"pos": ("f8", 3)}).jit,
+        w["hp"].jit,
+        SetArray(2, 3).jit,
+    ]
+    assert {type(numba.typeof(state)) for state in states} == {TwinType}
+    assert [type(state) for state in states] == [Twin] * 3 + [SetArrayState]
+
+
+@njit
+def contains_pair(js):
+    return js.contains(1, 2)
+
+
+@njit
+def contains_one(sa):
+    return sa.contains(1)
+
+
+def test_a_shared_method_name_takes_its_kinds_arguments_only():
+    with pytest.raises(TypingError):
+        contains_pair(SparseSet().jit)
+    with pytest.raises(TypingError):
+        contains_one(SetArray(2, 3).jit)
+
+
 def test_a_twin_type_is_cached_across_processes(tmp_path):
-    """A user's cached @njit function taking twins loads from the cache in a
-    new process (jitclass twins recompiled it every time)."""
+    """A user's cached @njit function taking twins and a SetArray's state
+    loads from the cache in a new process (jitclass twins recompiled it
+    every time)."""
     script = tmp_path / "uses_twins.py"
     script.write_text(
         "import numpy as np\n"
         "from numba import njit\n"
-        "from sparseset import ComponentStore, SparseSet\n"
+        "from sparseset import ComponentStore, SetArray, SparseSet\n"
         "@njit(cache=True)\n"
-        "def system(js, jst):\n"
+        "def system(js, jst, sa):\n"
         "    js.add(3)\n"
         "    jst.add(4)\n"
         "    jst.pos[0, 0] += 1.0\n"
-        "    return js.size + jst.size\n"
+        "    sa.remove(0, 1)\n"
+        "    return js.size + jst.size + sa.size(0)\n"
         "s = SparseSet()\n"
         "store = ComponentStore({'pos': ('f8', 3), 'hp': 'i4'})\n"
-        "print(system(s.jit, store.jit), len(system.stats.cache_hits))\n"
+        "sa = SetArray(1, 3).jit\n"
+        "print(system(s.jit, store.jit, sa), len(system.stats.cache_hits))\n"
     )
     runs = [
         subprocess.run(
@@ -415,5 +451,5 @@ def test_a_twin_type_is_cached_across_processes(tmp_path):
         ).stdout.split()
         for _ in range(2)
     ]
-    assert runs[0] == ["2", "0"]  # compiled and saved
-    assert runs[1] == ["2", "1"]  # loaded: one cache hit, nothing compiled
+    assert runs[0] == ["4", "0"]  # compiled and saved
+    assert runs[1] == ["4", "1"]  # loaded: one cache hit, nothing compiled

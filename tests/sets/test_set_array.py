@@ -19,7 +19,8 @@ from hypothesis.stateful import (
 )
 from numba import njit
 
-from sparseset import SetArray
+from sparseset import Checkpoint, SetArray, SparseSet
+from sparseset.jit import SetArrayState
 
 
 @njit
@@ -176,6 +177,31 @@ def test_a_token_of_another_set_array_is_refused():
     for bad in (None, (1, 2), "token"):
         with pytest.raises(ValueError):
             b.rollback(bad)
+
+
+def test_tokens_are_checkpoints_with_owners_from_the_one_counter():
+    sa, s = SetArray(2, 3), SparseSet.from_ids([1])
+    token, set_token = sa.checkpoint(), s.checkpoint()
+    assert type(token) is Checkpoint and token.serial == 0
+    assert token.owner != set_token.owner
+    with pytest.raises(ValueError, match="not a live checkpoint"):
+        sa.rollback(set_token)
+    with pytest.raises(ValueError, match="not a live checkpoint"):
+        s.rollback(token)
+    sa.rollback(tuple(np.int64(v) for v in token))  # numpy integers too
+
+
+def test_the_state_answers_from_python_as_in_njit_code():
+    sa = SetArray(2, 3)
+    state = sa.jit
+    assert isinstance(state, SetArrayState) and state is sa.jit
+    token = state.checkpoint()
+    assert state.remove(0, 1) and not state.remove(0, 1)
+    assert not state.contains(0, 1) and state.contains(1, 1)
+    assert state.size(0) == 2 and sorted(state.values(0).tolist()) == [0, 2]
+    assert state.assign(1, 2) == 2 and sa.sizes.tolist() == [2, 1]
+    assert state.rollback(token) and sa.sizes.tolist() == [3, 3]
+    assert state.rollback((token[0] + 1, token[1], token[2])) is False
 
 
 def test_fill_drops_every_checkpoint():

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from ..sets.set_array import SetArray, SetArrayState
+from ..jit import SetArrayState
+from ..sets.set_array import SetArray
 
 # -- N-queens -----------------------------------------------------------------
 

@@ -1,11 +1,20 @@
-"""jit twins: structref objects that share a container's state inside ``@njit`` code.
+"""jit: the one structref type of the states compiled code shares.
 
-- :mod:`.structs`: structref plumbing (reading and writing fields by name,
-  building a struct from values) shared by every twin type;
-- :mod:`.twins`: the twin type of sets, stores and World stores, its
-  Python proxy and its compiled methods.
+A set's, a store's and a World store's jit twin and a SetArray's state are
+values of one numba ``structref`` type, :class:`TwinType`, declared once at
+module level and parametrised only by its fields, so user
+``@njit(cache=True)`` functions that take any of them cache. Split as
+numba's typed dict is:
+
+- :mod:`.types`: the type, its data model, attribute typing and lowering,
+  and the plumbing that builds a struct from values and reads it back;
+- :mod:`.methods`: the compiled methods ``@njit`` code calls on a state;
+- :mod:`.proxy`: the Python side, :class:`Twin` and :class:`SetArrayState`;
+- :mod:`.twins`: building a state from a container's arrays.
 """
 
-from .twins import Twin, TwinType, make_twin
+from .proxy import SetArrayState, Twin
+from .twins import make_set_array_state, make_twin
+from .types import TwinType
 
-__all__ = ["Twin", "TwinType", "make_twin"]
+__all__ = ["SetArrayState", "Twin", "TwinType", "make_set_array_state", "make_twin"]

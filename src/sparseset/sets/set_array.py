@@ -10,10 +10,12 @@ removals since in O(removed): a removal swapped the value just past its
 set's members (swap-and-pop keeps its index slot pointing there), so undoing
 it is growing that set's size by one, in reverse order.
 
-The state is a ``structref`` of a module-level type, like the jit twins:
-``sa.jit`` hands it to ``@njit`` code, where every operation runs per set,
-and functions that take it cache. The batch methods are compiled loops over
-the same operations, the kernels of :mod:`.kernels.set_rows`.
+The state is a :class:`~sparseset.jit.SetArrayState`, a value of the one
+structref type the jit twins have (:mod:`sparseset.jit`): ``sa.jit`` hands
+it to ``@njit`` code, where every operation runs per set, and functions
+that take it cache. The batch methods are compiled loops over the state's
+own methods, on the kernels of :mod:`sparseset.kernels.set_rows`.
+Checkpoints are :class:`~sparseset.Checkpoint` tokens, as a set's.
 
 In compiled code nothing raises, because a raise path there costs every
 call its reference-count pruning (see :mod:`.kernels.set_rows`): a set
@@ -24,231 +26,45 @@ whether the token was live instead of raising. The Python methods raise.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
-import numba
 import numpy as np
-from numba import njit, types
-from numba.experimental import structref
-from numba.extending import overload_method, register_jitable
-from numpy.typing import NDArray
+from numba import njit
 
-from ..jit.structs import build
-from ..kernels.array_types import Bool, Int, IntArray
-from ..kernels.marks import empty_marks, grown_marks, put_mark
-from ..kernels.set_rows import fill_rows, roll_back, row_contains, row_remove, row_size
+from ..jit import SetArrayState, make_set_array_state
+from ..kernels.array_types import Int, IntArray
+from ..kernels.marks import empty_marks
+from ..kernels.set_rows import fill_rows
+from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import as_ids
 
-#: Fields of the state, in order.
-FIELDS = (
-    "dense",
-    "sparse",
-    "sizes",
-    "trail",
-    "trail_len",
-    "marks",
-    "depth",
-    "stamp",
-    "epoch",
-    "owner",
-)
-
-
-@structref.register
-class SetArrayType(types.StructRef):
-    """The numba type of a SetArray's state."""
-
-    def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
-        return tuple((name, types.unliteral(t)) for name, t in fields)
-
-
-class SetArrayState(structref.StructRefProxy):
-    """A SetArray's state as Python sees it; pass ``sa.jit`` to @njit code.
-
-    The fields and methods below are what compiled code reads, writes and
-    calls (Python sees none of them: it calls the compiled functions of
-    this module).
-    """
-
-    dense: NDArray[np.int32]
-    sparse: NDArray[np.uint32]
-    sizes: NDArray[np.int64]
-    trail: NDArray[np.int32]
-    trail_len: Int
-    marks: NDArray[np.int64]
-    depth: Int
-    stamp: Int
-    epoch: Int
-    owner: Int
-
-    if TYPE_CHECKING:
-        # The overloads below, in compiled code only.
-        def contains(self, k: Int, v: Int) -> bool: ...
-        def remove(self, k: Int, v: Int) -> bool: ...
-        def assign(self, k: Int, v: Int) -> int: ...
-        def size(self, k: Int) -> int: ...
-        def values(self, k: Int) -> NDArray[np.int32]: ...
-        def checkpoint(self) -> tuple[int, int, int]: ...
-        def rollback(self, token: tuple[int, int, int]) -> bool: ...
-
-    def __repr__(self) -> str:
-        return "<sparseset SetArray state>"
-
-
-structref.define_boxing(SetArrayType, SetArrayState)
-
-_owners = iter(range(1, 2**62))
-
-
-class Token(NamedTuple):
-    """A checkpoint of a :class:`SetArray` (``owner``, ``serial``, ``stamp``,
-    as for sets); pass it to ``rollback``."""
-
-    owner: int
-    serial: int
-    stamp: int
-
-
-# -- the operations, once, for the methods in @njit code and the batches ----
-#
-# On the state's arrays, through the NRT-free kernels of
-# :mod:`.kernels.set_rows`. None of them raises (see the module docstring):
-# a set number outside the array reads as an empty set, and a dead token
-# makes ``rollback`` return False.
-
-
-@register_jitable
-def _remove(st: SetArrayState, k: Int, v: Int) -> Bool:
-    """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
-    removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
-    st.trail_len += removed
-    return removed
-
-
-@register_jitable
-def _contains(st: SetArrayState, k: Int, v: Int) -> Bool:
-    return row_contains(st.sparse, st.dense, st.sizes, k, v)
-
-
-@register_jitable
-def _values(st: SetArrayState, k: Int) -> NDArray[np.int32]:
-    """The members of set ``k`` (a view; empty for a number that is no set)."""
-    size = row_size(st.sizes, k)
-    row: Int = 0
-    if size > 0:
-        row = k
-    # Row 0 exists even in an empty SetArray (see SetArray.__init__).
-    return st.dense[row, :size]
-
-
-@register_jitable
-def _assign(st: SetArrayState, k: Int, v: Int) -> Int:
-    """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
-    of values removed, each trailed."""
-    removed: Int = 0
-    # From the back, each an O(1) removal; ``v`` moves only if it is hit.
-    for j in range(row_size(st.sizes, k) - 1, -1, -1):
-        x = st.dense[k, j]
-        if x != v:
-            removed += _remove(st, k, x)
-    return removed
-
-
-@register_jitable(inline="always")
-def _checkpoint(st: SetArrayState) -> tuple[Int, Int, Int]:
-    if st.depth == st.marks.shape[0]:
-        st.marks = grown_marks(st.marks)
-    depth = put_mark(st.marks, st.depth, st.trail_len, st.epoch, st.stamp)
-    st.depth = depth
-    stamp = st.stamp
-    st.stamp = stamp + 1
-    return (st.owner, depth - 1, stamp)
-
-
-@register_jitable(inline="always")
-def _rollback(st: SetArrayState, serial: Int, stamp: Int) -> bool:
-    """Undo every removal since checkpoint ``(serial, stamp)``; False if it
-    is no longer live."""
-    st.trail_len, st.depth, live = roll_back(
-        st.sizes, st.trail, st.trail_len, st.marks, st.depth, st.epoch, serial, stamp
-    )
-    return live
-
-
-# The method overloads stay unannotated: numba requires an overload and its
-# implementation to have equal signatures, annotations included, and the one
-# takes numba types where the other takes values.
-
-
-@overload_method(SetArrayType, "remove")
-def _ol_remove(st, k, v):  # type: ignore[no-untyped-def]
-    return lambda st, k, v: _remove(st, k, v)
-
-
-@overload_method(SetArrayType, "contains")
-def _ol_contains(st, k, v):  # type: ignore[no-untyped-def]
-    return lambda st, k, v: _contains(st, k, v)
-
-
-@overload_method(SetArrayType, "size")
-def _ol_size(st, k):  # type: ignore[no-untyped-def]
-    return lambda st, k: row_size(st.sizes, k)
-
-
-@overload_method(SetArrayType, "values")
-def _ol_values(st, k):  # type: ignore[no-untyped-def]
-    return lambda st, k: _values(st, k)
-
-
-@overload_method(SetArrayType, "assign")
-def _ol_assign(st, k, v):  # type: ignore[no-untyped-def]
-    return lambda st, k, v: _assign(st, k, v)
-
-
-@overload_method(SetArrayType, "checkpoint")
-def _ol_checkpoint(st):  # type: ignore[no-untyped-def]
-    return lambda st: _checkpoint(st)
-
-
-@overload_method(SetArrayType, "rollback")
-def _ol_rollback(st, token):  # type: ignore[no-untyped-def]
-    # A bool, not a raise: see the module docstring.
-    def impl(st, token):  # type: ignore[no-untyped-def]
-        serial = token[1]
-        if token[0] != st.owner:
-            serial = -1  # no checkpoint has it: not live
-        return _rollback(st, serial, token[2])
-
-    return impl
-
-
-# -- compiled batches for the Python methods -----------------------------
+# -- compiled batches for the Python methods, on the state's own methods ----
 
 
 @njit(cache=True)
 def _remove_many(st: SetArrayState, sets: IntArray, values: IntArray) -> Int:
     removed: Int = 0
     for j in range(sets.shape[0]):
-        removed += _remove(st, sets[j], values[j])
+        removed += st.remove(sets[j], values[j])
     return removed
 
 
 @njit(cache=True)
 def _contains_many(
-    st: SetArrayState, sets: IntArray, values: IntArray, out: NDArray[np.bool_]
+    st: SetArrayState, sets: IntArray, values: IntArray, out: np.ndarray
 ) -> None:
     for j in range(sets.shape[0]):
-        out[j] = _contains(st, sets[j], values[j])
+        out[j] = st.contains(sets[j], values[j])
 
 
 @njit(cache=True)
 def _checkpoint_state(st: SetArrayState) -> tuple[Int, Int, Int]:
-    return _checkpoint(st)
+    return st.checkpoint()
 
 
 @njit(cache=True)
-def _rollback_state(st: SetArrayState, serial: int, stamp: int) -> bool:
-    return _rollback(st, serial, stamp)
+def _rollback_state(st: SetArrayState, token: tuple[int, int, int]) -> bool:
+    return st.rollback(token)
 
 
 @njit(cache=True)
@@ -318,25 +134,17 @@ class SetArray:
         rows = max(count, 1)
         dense = np.empty((rows, universe), dtype)
         sparse = np.empty((rows, universe), np.uint32)
-        values = (
+        sizes = np.zeros(count, np.int64)
+        self._state = make_set_array_state(
             dense,
             sparse,
-            np.zeros(count, np.int64),
+            sizes,
             # Never fills: a value is on it at most once per set.
             np.empty(count * universe, np.int32),
-            np.int64(0),
             empty_marks(),
-            np.int64(0),
-            np.int64(0),
-            np.int64(0),
-            np.int64(next(_owners)),
+            next_owner(),
         )
-        fields = [(n, numba.typeof(v)) for n, v in zip(FIELDS, values, strict=True)]
-        # numba's StructRef.__init__ is unannotated.
-        state_type = SetArrayType(fields)  # type: ignore[no-untyped-call]
-        self._state: SetArrayState = build(state_type, values)
-        self._dense, self._sparse, self._sizes = dense, sparse, values[2]
-        self._owner = int(values[-1])
+        self._dense, self._sparse, self._sizes = dense, sparse, sizes
         self._universe = universe
         _refill(self._state)
 
@@ -465,7 +273,7 @@ class SetArray:
         sets_arr, values_arr = self._pairs(sets, values)
         return int(_remove_many(self._state, sets_arr, values_arr))
 
-    def checkpoint(self) -> Token:
+    def checkpoint(self) -> Checkpoint:
         """Mark the current sets; ``rollback`` undoes every removal since.
 
         Tokens nest like a stack; one taken in ``@njit`` code (a plain
@@ -479,7 +287,7 @@ class SetArray:
         [3]
         """
         owner, serial, stamp = _checkpoint_state(self._state)
-        return Token(int(owner), int(serial), int(stamp))
+        return Checkpoint(int(owner), int(serial), int(stamp))
 
     def rollback(self, token: Any) -> None:
         """Restore every value removed since ``token``, in O(removed).
@@ -491,11 +299,10 @@ class SetArray:
         --------
         >>> sa = SetArray(1, 2); t = sa.checkpoint(); sa.rollback(t); sa.rollback(t)
         """
-        ok = (
-            isinstance(token, tuple)
-            and len(token) == 3
-            and token[0] == self._owner
-            and _rollback_state(self._state, int(token[1]), int(token[2]))
+        # A token of another container carries another owner: the compiled
+        # rollback refuses it, restoring nothing.
+        ok = is_token(token) and _rollback_state(
+            self._state, (int(token[0]), int(token[1]), int(token[2]))
         )
         if not ok:
             raise ValueError(
@@ -539,4 +346,4 @@ class SetArray:
         )
 
 
-__all__ = ["SetArray", "SetArrayState", "SetArrayType", "Token"]
+__all__ = ["SetArray"]

@@ -1,0 +1,518 @@
+"""The compiled methods of the shared states, for ``@njit`` code.
+
+One ``@overload_method`` per method name on :class:`~.types.TwinType`;
+each picks its implementation by the state's kind (:func:`~.types.kind_of`):
+
+- every twin: ``contains(i)``, ``index(i)``, ``add(i)`` (True if new;
+  zeroed rows; grows), ``remove(i)`` (False if absent);
+- a set's twin: ``checkpoint()``, ``rollback(token)``, ``keep_only(ids)``,
+  ``discard(ids)`` and ``pop()``, with the Python methods' semantics;
+- a World store's twin: handles instead of ids, checked against the
+  world's generations (``contains`` False, ``index`` -1, ``remove`` False
+  for a dead handle, ``add`` raises ``ValueError``), and ``handle(k)``;
+- a SetArray's state: ``contains(k, v)``, ``remove(k, v)``,
+  ``assign(k, v)``, ``size(k)``, ``values(k)``, ``checkpoint()`` and
+  ``rollback(token)`` (see :class:`sparseset.SetArray`).
+
+Checkpoints are one kind of token on every state: ``(owner, serial,
+stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
+
+The per-element methods keep their common path free of raises and of
+allocations: numba prunes the reference counting of the state's fields only
+in code without such paths, and otherwise pays atomic increments on every
+call. A rare path (growth, a bad id) is a call to a method of its own. A
+SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
+a set number outside the array reads as an empty set, and ``rollback``
+returns whether the token was live.
+
+The overloads stay unannotated: numba requires an overload and its
+implementation to have equal signatures, annotations included, and the one
+takes numba types where the other takes values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload, overload_method, register_jitable
+
+from ..kernels import (
+    claim,
+    find,
+    grown_length,
+    keep_only,
+    live_index,
+    reindex,
+    swap_remove,
+    unindex,
+)
+from ..kernels.array_types import Bool, Int, IntArray
+from ..kernels.index.kinds import accepts, grow, in_range, row_limit
+from ..kernels.marks import grown_marks, marked_count, put_mark
+from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
+from .types import Kind, TwinType, column_arrays, kind_of, replace_columns
+
+# -- helpers on ids and columns, in Python and compiled ---------------------
+
+
+def key_of(twin: Any, i: int) -> int:
+    """The key of ``i`` in ``twin``'s index: ``i`` itself for a set's or a
+    store's twin; for a World store's twin, handle ``i``'s entity index, or
+    -1 if it is dead (then no method touches a row).
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.destroy(e[0])
+    1
+    >>> key_of(w["hp"].jit, int(e[1])), key_of(w["hp"].jit, int(e[0]))
+    (1, -1)
+    """
+    if kind_of(numba.typeof(twin)) is Kind.WORLD_STORE:
+        return int(live_index(twin.generations, twin.alive, twin.alive.shape[0], i))
+    return int(i)
+
+
+@overload(key_of, inline="always")
+def _key_of_compiled(twin, i):  # type: ignore[no-untyped-def]
+    if kind_of(twin) is Kind.WORLD_STORE:
+        return lambda twin, i: live_index(
+            twin.generations, twin.alive, twin.alive.shape[0], i
+        )
+    return lambda twin, i: np.int64(i)
+
+
+def zero_rows(columns: tuple[np.ndarray, ...], k: int) -> None:
+    """Zero row ``k`` of every column: numbers as 0, any other row (text,
+    datetime, record) through its bytes, as the store zero-fills it
+    (numba assigns ``0`` only to numeric rows).
+
+    Examples
+    --------
+    >>> columns = (np.ones(3), np.array(["ab", "cd"]))
+    >>> zero_rows(columns, 1); columns[0].tolist(), columns[1].tolist()
+    ([1.0, 0.0, 1.0], ['ab', ''])
+    """
+    for column in columns:
+        column[k : k + 1].view(np.uint8)[...] = 0
+
+
+# Column by column: the columns of a store differ in type, so the tuple is
+# walked by recursion on its tail, one specialisation per length.
+@overload(zero_rows)
+def _zero_rows_compiled(columns, k):  # type: ignore[no-untyped-def]
+    if len(columns) == 0:
+        return lambda columns, k: None
+    if isinstance(columns[0].dtype, types.Number | types.Boolean):
+
+        def impl(columns, k):  # type: ignore[no-untyped-def]
+            columns[0][k] = 0
+            zero_rows(columns[1:], k)
+
+        return impl
+
+    def zero_bytes(columns, k):  # type: ignore[no-untyped-def]
+        columns[0][k : k + 1].view(np.uint8)[...] = 0
+        zero_rows(columns[1:], k)
+
+    return zero_bytes
+
+
+def move_rows(columns: tuple[np.ndarray, ...], hole: int, last: int) -> None:
+    """Copy row ``last`` of every column into row ``hole`` (what a
+    swap-and-pop removal does to the rows).
+
+    Examples
+    --------
+    >>> columns = (np.arange(3), np.arange(3.0))
+    >>> move_rows(columns, 0, 2); columns[0].tolist(), columns[1].tolist()
+    ([2, 1, 2], [2.0, 1.0, 2.0])
+    """
+    for column in columns:
+        column[hole] = column[last]
+
+
+@overload(move_rows)
+def _move_rows_compiled(columns, hole, last):  # type: ignore[no-untyped-def]
+    if len(columns) == 0:
+        return lambda columns, hole, last: None
+
+    def impl(columns, hole, last):  # type: ignore[no-untyped-def]
+        columns[0][hole] = columns[0][last]
+        move_rows(columns[1:], hole, last)
+
+    return impl
+
+
+@register_jitable
+def grown_rows(column: np.ndarray, rows: Int) -> np.ndarray:
+    """A copy of ``column`` with ``rows`` rows, zeros past the old ones.
+
+    Examples
+    --------
+    >>> grown_rows(np.ones((1, 2)), 2).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    grown = np.zeros((rows, *column.shape[1:]), column.dtype)
+    grown[: column.shape[0]] = column
+    return grown
+
+
+def grown_columns(columns: tuple[np.ndarray, ...], rows: int) -> tuple[np.ndarray, ...]:
+    """Every column grown to ``rows`` rows (see :func:`grown_rows`).
+
+    Examples
+    --------
+    >>> [c.shape for c in grown_columns((np.ones(1), np.ones((1, 3))), 4)]
+    [(4,), (4, 3)]
+    """
+    return tuple(grown_rows(column, rows) for column in columns)
+
+
+@overload(grown_columns)
+def _grown_columns_compiled(columns, rows):  # type: ignore[no-untyped-def]
+    if len(columns) == 0:
+        return lambda columns, rows: ()
+
+    def impl(columns, rows):  # type: ignore[no-untyped-def]
+        return (grown_rows(columns[0], rows), *grown_columns(columns[1:], rows))
+
+    return impl
+
+
+# -- checkpoints: one token, (owner, serial, stamp), on every state --------
+
+
+@register_jitable(inline="always")
+def take_checkpoint(state: Any, count: Int) -> tuple[Int, Int, Int]:
+    """Push a checkpoint of ``count`` (a set's member count, a SetArray's
+    trail length) onto ``state``'s marks; its token."""
+    if state.depth == state.marks.shape[0]:
+        state.marks = grown_marks(state.marks)
+    depth = put_mark(state.marks, state.depth, count, state.epoch, state.stamp)
+    state.depth = depth
+    stamp = state.stamp
+    state.stamp = stamp + 1
+    return (state.owner, depth - 1, stamp)
+
+
+@register_jitable(inline="always")
+def owned_serial(state: Any, token: tuple[Int, Int, Int]) -> Int:
+    """The token's serial if ``state`` issued it, else -1 (which no
+    checkpoint has): a token of another container is never misread."""
+    serial = token[1]
+    if token[0] != state.owner:
+        serial = -1
+    return serial
+
+
+# -- a twin's methods ---------------------------------------------------------
+
+
+@overload_method(TwinType, "index")
+def _index(self, i):  # type: ignore[no-untyped-def]
+    if kind_of(self) is Kind.SET_ARRAY:
+        return None
+    return lambda self, i: find(self.sparse, self.dense, self.n, key_of(self, i))
+
+
+@overload_method(TwinType, "add")
+def _add(self, i):  # type: ignore[no-untyped-def]
+    if kind_of(self) is Kind.SET_ARRAY:
+        return None
+
+    def impl(self, i):  # type: ignore[no-untyped-def]
+        n = self.n
+        p = -1
+        if n < self.dense.shape[0]:
+            # -1 for an id the index cannot take yet (or ever: bad ids).
+            p = claim(self.sparse, self.dense, n, key_of(self, i))
+        if p < 0:
+            p = self.make_room(i)
+        if p < n:
+            return False
+        zero_rows(column_arrays(self), n)
+        self.n = n + 1
+        self.epoch += 1
+        return True
+
+    return impl
+
+
+@overload_method(TwinType, "make_room")
+def _make_room(self, i):  # type: ignore[no-untyped-def]
+    """``add``'s rare path: a bad id raises ``ValueError``; a member gives
+    its position; otherwise the index and the rows grow as needed and the
+    id is claimed at ``n`` (the caller finishes the add)."""
+    kind = kind_of(self)
+    if kind is Kind.SET_ARRAY:
+        return None
+    message = (
+        "add takes live handles: this one is dead or was never created"
+        if kind is Kind.WORLD_STORE
+        else "id is negative or outside the index's range"
+    )
+
+    def impl(self, i):  # type: ignore[no-untyped-def]
+        key = key_of(self, i)
+        if key < 0 or not in_range(self.sparse, key):
+            raise ValueError(message)
+        p = find(self.sparse, self.dense, self.n, key)
+        if p >= 0:
+            return p
+        # The index first: a flat index's size caps the rows dense may have.
+        while not accepts(self.sparse, key):
+            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
+        if self.n == self.dense.shape[0]:
+            limit = int(row_limit(self.sparse))
+            rows = grown_length(self.dense.shape[0], self.n + 1, limit)
+            old = self.dense
+            dense = np.empty(rows, old.dtype)
+            dense[: old.shape[0]] = old
+            self.dense = dense
+            replace_columns(self, grown_columns(column_arrays(self), rows))
+        p = claim(self.sparse, self.dense, self.n, key)
+        while p < 0:
+            self.sparse = grow(self.sparse, self.dense, self.n, self.n + 1, key)
+            p = claim(self.sparse, self.dense, self.n, key)
+        return p
+
+    return impl
+
+
+@overload_method(TwinType, "handle")
+def _handle(self, k):  # type: ignore[no-untyped-def]
+    if kind_of(self) is not Kind.WORLD_STORE:
+        return None
+
+    def impl(self, k):  # type: ignore[no-untyped-def]
+        i = self.dense[k]
+        return (np.int64(self.generations[i]) << 32) | np.int64(i)
+
+    return impl
+
+
+@register_jitable
+def set_rollback(twin: Any, token: tuple[Int, Int, Int]) -> None:
+    count = marked_count(
+        twin.marks, twin.depth, twin.epoch, owned_serial(twin, token), token[2]
+    )
+    if count < 0:
+        raise ValueError(
+            "not a live checkpoint of this set: an add, clear, sort or growth "
+            "since it was taken, or a rollback to an older one, invalidated it"
+        )
+    reindex(twin.sparse, twin.dense, twin.n, count)
+    twin.n = count
+    twin.depth = token[1] + 1
+
+
+@register_jitable
+def _reject_negative(ids: IntArray) -> None:
+    for k in range(ids.shape[0]):
+        if ids[k] < 0:
+            raise ValueError("ids must be non-negative")
+
+
+# Backtracking methods are a set's: a store's removed rows are gone.
+
+
+@overload_method(TwinType, "discard")
+def _discard(self, ids):  # type: ignore[no-untyped-def]
+    if kind_of(self) is not Kind.SET:
+        return None
+
+    def impl(self, ids):  # type: ignore[no-untyped-def]
+        _reject_negative(ids)
+        n = self.n
+        for k in range(ids.shape[0]):
+            p = find(self.sparse, self.dense, self.n, ids[k])
+            if p >= 0:
+                self.n = swap_remove(self.sparse, self.dense, self.n, p)
+        return n - self.n
+
+    return impl
+
+
+@overload_method(TwinType, "keep_only")
+def _keep_only(self, ids):  # type: ignore[no-untyped-def]
+    if kind_of(self) is not Kind.SET:
+        return None
+
+    def impl(self, ids):  # type: ignore[no-untyped-def]
+        _reject_negative(ids)
+        n = self.n
+        self.n = keep_only(self.sparse, self.dense, n, ids)
+        return n - self.n
+
+    return impl
+
+
+@overload_method(TwinType, "pop")
+def _pop(self):  # type: ignore[no-untyped-def]
+    if kind_of(self) is not Kind.SET:
+        return None
+
+    def impl(self):  # type: ignore[no-untyped-def]
+        if self.n == 0:
+            raise KeyError("pop from an empty set")
+        self.n -= 1
+        unindex(self.sparse, self.dense, self.n, self.n + 1)
+        return self.dense[self.n]
+
+    return impl
+
+
+# -- a SetArray's methods -----------------------------------------------------
+#
+# On the state's arrays, through the NRT-free kernels of
+# sparseset.kernels.set_rows; none of them raises.
+
+
+@register_jitable
+def set_array_remove(st: Any, k: Int, v: Int) -> Bool:
+    """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
+    removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
+    st.trail_len += removed
+    return removed
+
+
+@register_jitable
+def set_array_contains(st: Any, k: Int, v: Int) -> Bool:
+    return row_contains(st.sparse, st.dense, st.sizes, k, v)
+
+
+@register_jitable
+def _values(st: Any, k: Int) -> np.ndarray:
+    """The members of set ``k`` (a view; empty for a number that is no set)."""
+    size = row_size(st.sizes, k)
+    row: Int = 0
+    if size > 0:
+        row = k
+    # Row 0 exists even in an empty SetArray (see SetArray.__init__).
+    members: np.ndarray = st.dense[row, :size]
+    return members
+
+
+@register_jitable
+def _assign(st: Any, k: Int, v: Int) -> Int:
+    """Keep only ``v`` in set ``k`` (nothing, if it is absent); the number
+    of values removed, each trailed."""
+    removed: Int = 0
+    # From the back, each an O(1) removal; ``v`` moves only if it is hit.
+    for j in range(row_size(st.sizes, k) - 1, -1, -1):
+        x = st.dense[k, j]
+        if x != v:
+            removed += set_array_remove(st, k, x)
+    return removed
+
+
+@register_jitable(inline="always")
+def set_array_rollback(st: Any, token: tuple[Int, Int, Int]) -> bool:
+    """Undo every removal since checkpoint ``token``; False (nothing
+    undone) if it is not a live checkpoint of this state."""
+    st.trail_len, st.depth, live = roll_back(
+        st.sizes,
+        st.trail,
+        st.trail_len,
+        st.marks,
+        st.depth,
+        st.epoch,
+        owned_serial(st, token),
+        token[2],
+    )
+    return live
+
+
+def _only_set_array(self: TwinType) -> bool:
+    return kind_of(self) is Kind.SET_ARRAY
+
+
+@overload_method(TwinType, "size")
+def _size(self, k):  # type: ignore[no-untyped-def]
+    # A twin's size is an attribute (see .types).
+    if not _only_set_array(self):
+        return None
+    return lambda self, k: row_size(self.sizes, k)
+
+
+@overload_method(TwinType, "values")
+def _ol_values(self, k):  # type: ignore[no-untyped-def]
+    if not _only_set_array(self):
+        return None
+    return lambda self, k: _values(self, k)
+
+
+@overload_method(TwinType, "assign")
+def _ol_assign(self, k, v):  # type: ignore[no-untyped-def]
+    if not _only_set_array(self):
+        return None
+    return lambda self, k, v: _assign(self, k, v)
+
+
+# -- methods both kinds have, with their own arguments ------------------------
+#
+# numba resolves a method name to one overload per type class, so a name
+# that twins and SetArray states share takes any arguments; unpacking them
+# refuses a wrong count at compile time. A twin's body stands in the overload itself:
+# a call through one more function would keep a reference count on the
+# twin in the caller's loop.
+
+
+@overload_method(TwinType, "contains")
+def _contains(self, *args):  # type: ignore[no-untyped-def]
+    if kind_of(self) is Kind.SET_ARRAY:
+        return lambda self, *args: set_array_contains(self, *args)
+
+    def impl(self, *args):  # type: ignore[no-untyped-def]
+        (i,) = args
+        # find answers absent for any id the index never holds, negative
+        # included (and key_of gives -1 for a dead handle).
+        return find(self.sparse, self.dense, self.n, key_of(self, i)) >= 0
+
+    return impl
+
+
+@overload_method(TwinType, "remove")
+def _remove(self, *args):  # type: ignore[no-untyped-def]
+    if kind_of(self) is Kind.SET_ARRAY:
+        return lambda self, *args: set_array_remove(self, *args)
+
+    def impl(self, *args):  # type: ignore[no-untyped-def]
+        (i,) = args
+        n = self.n
+        p = find(self.sparse, self.dense, n, key_of(self, i))
+        removed = p >= 0
+        if removed:
+            self.n = swap_remove(self.sparse, self.dense, n, p)
+            move_rows(column_arrays(self), p, n - 1)
+        return removed
+
+    return impl
+
+
+@overload_method(TwinType, "checkpoint")
+def _checkpoint(self):  # type: ignore[no-untyped-def]
+    kind = kind_of(self)
+    if kind is Kind.SET_ARRAY:
+        return lambda self: take_checkpoint(self, self.trail_len)
+    if kind is Kind.SET:
+        return lambda self: take_checkpoint(self, self.n)
+    return None
+
+
+@overload_method(TwinType, "rollback")
+def _rollback(self, token):  # type: ignore[no-untyped-def]
+    kind = kind_of(self)
+    if kind is Kind.SET_ARRAY:
+        # A bool, not a raise: see the module docstring.
+        return lambda self, token: set_array_rollback(self, token)
+    if kind is Kind.SET:
+        return lambda self, token: set_rollback(self, token)
+    return None
+
+
+__all__ = ["grown_columns", "grown_rows", "key_of", "move_rows", "zero_rows"]

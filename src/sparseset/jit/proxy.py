@@ -1,0 +1,362 @@
+"""The shared states as Python sees them: proxies over one structref type.
+
+Boxing a :class:`~.types.TwinType` value gives the proxy of its kind: a
+:class:`Twin` for a set's, a store's or a World store's state, a
+:class:`SetArrayState` for a SetArray's. A proxy holds a reference to the
+struct, so the container and compiled code share it; its attributes read
+and write the fields (each a cached ``@njit`` call), and its methods run
+the compiled ones of :mod:`.methods`, so Python can call them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numba.experimental import structref
+
+from ..kernels import find
+from ..kernels.array_types import Int
+from ..kernels.index.kinds import Index
+from . import methods  # noqa: F401  (registers what the calls below compile)
+from .types import COLUMN_PREFIX, Kind, TwinType, all_fields, kind_of, set_all_fields
+
+
+class StateProxy(structref.StructRefProxy):
+    """A shared state as Python sees it; pass it to ``@njit`` functions.
+
+    Its attributes are the struct's fields (``n``, ``dense``, ...): reading
+    one reads the struct, writing one writes it, so a container that keeps
+    its state here shares it with compiled code.
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> twin = SparseSet.from_ids([3]).jit
+    >>> isinstance(twin, StateProxy), twin.dense[: twin.n].tolist()
+    (True, [3])
+    """
+
+    @classmethod
+    def _numba_box_(cls, ty: TwinType, mi: Any) -> StateProxy:
+        # numba boxes every TwinType value through here (see define_boxing
+        # below): the fields tell which proxy a state gets.
+        proxy = SetArrayState if kind_of(ty) is Kind.SET_ARRAY else Twin
+        box = structref.StructRefProxy._numba_box_.__func__  # type: ignore[attr-defined]
+        state: StateProxy = box(proxy, ty, mi)
+        return state
+
+    def _field_names(self) -> list[str]:
+        return [field for field, _ in self._type._fields]
+
+    def __getattr__(self, name: str) -> Any:
+        fields = self._field_names()
+        if name in fields:
+            return all_fields(self)[fields.index(name)]
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("_type", "_meminfo"):
+            super().__setattr__(name, value)
+            return
+        fields = self._field_names()
+        if name not in fields:
+            raise AttributeError(f"a {type(self).__name__} has no field {name!r}")
+        values = list(all_fields(self))
+        values[fields.index(name)] = value
+        set_all_fields(self, tuple(values))
+
+
+structref.define_boxing(TwinType, StateProxy)
+
+
+class Twin(StateProxy):
+    """A jit twin as Python sees it; pass it to ``@njit`` functions.
+
+    Its attributes are the container's state (``n``, ``dense``, ...): the
+    container reads and writes them through here once the twin exists.
+    A column reads as the members' rows (``twin.pos``), its field as the
+    whole array (``twin._col_pos``).
+
+    Examples
+    --------
+    >>> from sparseset import ComponentStore
+    >>> store = ComponentStore({"hp": "i4"}); store.add([4, 6], hp=[1, 2])
+    2
+    >>> twin = store.jit
+    >>> twin.size, twin.hp.tolist(), bool(twin.contains(6)), twin.index(9)
+    (2, [1, 2], True, -1)
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        fields = self._field_names()
+        if COLUMN_PREFIX + name in fields:
+            values = all_fields(self)
+            return values[fields.index(COLUMN_PREFIX + name)][: values[2]]
+        return super().__getattr__(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The counters are written on every batch: one compiled call each.
+        if name == "n":
+            _set_n(self, value)
+        elif name == "epoch":
+            _set_epoch(self, value)
+        else:
+            super().__setattr__(name, value)
+
+    @property
+    def size(self) -> int:
+        """Number of members."""
+        return _get_n(self)
+
+    @property
+    def n(self) -> int:
+        return _get_n(self)
+
+    @property
+    def epoch(self) -> int:
+        return _get_epoch(self)
+
+    @property
+    def sparse(self) -> Index:
+        return _get_sparse(self)
+
+    @property
+    def dense(self) -> np.ndarray:
+        return _get_dense(self)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The members in dense order (handles, for a World store's twin)."""
+        return _ids(self)
+
+    # The methods, callable from Python too (each a cached @njit call).
+
+    def contains(self, i: int) -> bool:
+        return _contains_call(self, i)
+
+    def index(self, i: int) -> int:
+        return _index_call(self, i)
+
+    def add(self, i: int) -> bool:
+        return _add_call(self, i)
+
+    # Keys, whatever the twin takes: a World store's twin takes handles in
+    # its own methods, while its container looks entity indexes up.
+
+    def contains_key(self, key: int) -> bool:
+        return bool(_index_key_call(self, key) >= 0)
+
+    def index_key(self, key: int) -> int:
+        return int(_index_key_call(self, key))
+
+    def remove(self, i: int) -> bool:
+        return _remove_call(self, i)
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        return _checkpoint_call(self)
+
+    def rollback(self, token: Sequence[int]) -> None:
+        _rollback_call(self, tuple(token))
+
+    def keep_only(self, ids: np.ndarray) -> int:
+        return _keep_only_call(self, ids)
+
+    def discard(self, ids: np.ndarray) -> int:
+        return _discard_call(self, ids)
+
+    def pop(self) -> int:
+        return _pop_call(self)
+
+    def handle(self, k: int) -> int:
+        return _handle_call(self, k)
+
+    def __repr__(self) -> str:
+        return f"<sparseset twin: {_get_n(self)} members>"
+
+
+class SetArrayState(StateProxy):
+    """A :class:`~sparseset.SetArray`'s state; ``sa.jit`` hands it to
+    ``@njit`` code.
+
+    Its methods are the compiled ones (``contains(k, v)``, ``remove(k, v)``,
+    ``assign(k, v)``, ``size(k)``, ``values(k)``, ``checkpoint()``,
+    ``rollback(token)``), callable from Python too; they never raise (a
+    set number outside the array reads as an empty set, and ``rollback``
+    returns whether the token was live). Its fields are ``dense``,
+    ``sparse``, ``sizes``, ``trail``, ``trail_len``, ``marks``, ``depth``,
+    ``stamp``, ``epoch`` and ``owner``.
+
+    Examples
+    --------
+    >>> from sparseset import SetArray
+    >>> state = SetArray(2, 3).jit
+    >>> bool(state.remove(0, 1)), state.size(0), state.values(0).tolist()
+    (True, 2, [0, 2])
+    """
+
+    dense: np.ndarray
+    sparse: np.ndarray
+    sizes: np.ndarray
+    trail: np.ndarray
+    trail_len: Int
+    marks: np.ndarray
+    depth: Int
+    stamp: Int
+    epoch: Int
+    owner: Int
+
+    def contains(self, k: int, v: int) -> bool:
+        return _set_array_contains(self, k, v)
+
+    def remove(self, k: int, v: int) -> bool:
+        return _set_array_remove(self, k, v)
+
+    def assign(self, k: int, v: int) -> int:
+        return _assign_call(self, k, v)
+
+    def size(self, k: int) -> int:
+        return _size_call(self, k)
+
+    def values(self, k: int) -> np.ndarray:
+        return _values_call(self, k)
+
+    def checkpoint(self) -> tuple[int, int, int]:
+        return _checkpoint_call(self)
+
+    def rollback(self, token: Sequence[int]) -> bool:
+        return _set_array_rollback(self, tuple(token))
+
+    def __repr__(self) -> str:
+        return "<sparseset SetArray state>"
+
+
+# The compiled calls behind the proxies. Cached: each compiles once per
+# state type and machine, not per process. Compiled, the setters write the
+# struct's field; in Python, a Twin's n and epoch are read-only properties
+# (its writes go through __setattr__).
+
+
+@njit(cache=True)
+def _get_n(twin: Twin) -> int:
+    return twin.n
+
+
+@njit(cache=True)
+def _set_n(twin: Twin, n: int) -> None:
+    twin.n = n  # type: ignore[misc]
+
+
+@njit(cache=True)
+def _get_epoch(twin: Twin) -> int:
+    return twin.epoch
+
+
+@njit(cache=True)
+def _set_epoch(twin: Twin, epoch: int) -> None:
+    twin.epoch = epoch  # type: ignore[misc]
+
+
+@njit(cache=True)
+def _get_sparse(twin: Twin) -> Index:
+    return twin.sparse
+
+
+@njit(cache=True)
+def _get_dense(twin: Twin) -> np.ndarray:
+    return twin.dense
+
+
+@njit(cache=True)
+def _ids(twin: Twin) -> np.ndarray:
+    return twin.ids.copy()
+
+
+@njit(cache=True)
+def _contains_call(twin: Twin, i: int) -> bool:
+    return twin.contains(i)
+
+
+@njit(cache=True)
+def _index_call(twin: Twin, i: int) -> int:
+    return twin.index(i)
+
+
+@njit(cache=True)
+def _index_key_call(twin: Twin, key: int) -> int:
+    return find(twin.sparse, twin.dense, twin.n, key)
+
+
+@njit(cache=True)
+def _add_call(twin: Twin, i: int) -> bool:
+    return twin.add(i)
+
+
+@njit(cache=True)
+def _remove_call(twin: Twin, i: int) -> bool:
+    return twin.remove(i)
+
+
+@njit(cache=True)
+def _checkpoint_call(state: Twin | SetArrayState) -> tuple[int, int, int]:
+    return state.checkpoint()
+
+
+@njit(cache=True)
+def _rollback_call(twin: Twin, token: tuple[int, ...]) -> None:
+    twin.rollback(token)
+
+
+@njit(cache=True)
+def _keep_only_call(twin: Twin, ids: np.ndarray) -> int:
+    return twin.keep_only(ids)
+
+
+@njit(cache=True)
+def _discard_call(twin: Twin, ids: np.ndarray) -> int:
+    return twin.discard(ids)
+
+
+@njit(cache=True)
+def _pop_call(twin: Twin) -> int:
+    return twin.pop()
+
+
+@njit(cache=True)
+def _handle_call(twin: Twin, k: int) -> int:
+    return twin.handle(k)
+
+
+@njit(cache=True)
+def _set_array_contains(state: SetArrayState, k: int, v: int) -> bool:
+    return state.contains(k, v)
+
+
+@njit(cache=True)
+def _set_array_remove(state: SetArrayState, k: int, v: int) -> bool:
+    return state.remove(k, v)
+
+
+@njit(cache=True)
+def _assign_call(state: SetArrayState, k: int, v: int) -> int:
+    return state.assign(k, v)
+
+
+@njit(cache=True)
+def _size_call(state: SetArrayState, k: int) -> int:
+    return state.size(k)
+
+
+@njit(cache=True)
+def _values_call(state: SetArrayState, k: int) -> np.ndarray:
+    return state.values(k)
+
+
+@njit(cache=True)
+def _set_array_rollback(state: SetArrayState, token: tuple[int, ...]) -> bool:
+    return state.rollback(token)
+
+
+__all__ = ["SetArrayState", "StateProxy", "Twin"]
