@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from ..jit.twins import Twin
+from ..jit import Twin
 from ..kernels.array_types import IntArray
 from ..sets.sparse_set import SparseSet
 

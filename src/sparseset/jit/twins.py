@@ -110,4 +110,4 @@ def make_set_array_state(
     return state
 
 
-__all__ = ["SetArrayState", "Twin", "make_set_array_state", "make_twin"]
+__all__ = ["make_set_array_state", "make_twin"]

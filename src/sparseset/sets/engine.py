@@ -189,7 +189,7 @@ class SetEngine:
         """The jit twin of this state, made on first use; from then on the
         twin holds the state (see :mod:`sparseset.jit`)."""
         if self.twin is None:
-            from ..jit.twins import make_twin
+            from ..jit import make_twin
 
             self.twin = self.state = make_twin(self.state, schema, entities)
         return self.twin
