@@ -27,23 +27,15 @@ from .world import (
     World,
 )
 
-# The public classes answer to the package's name (as numpy's do): reprs,
-# tracebacks and pickles name ``sparseset.SparseSet``, not the module that
-# defines it, so moving code between modules breaks no saved pickle.
+# The public exceptions answer to the package's name (as numpy's do):
+# tracebacks and pickles say ``sparseset.FormatError``, not the module that
+# defines it. (Classes with methods keep their modules: doctest finds a
+# method's examples only in the module that defines it.)
 for _public in (
-    Checkpoint,
-    ComponentStore,
     DeadHandleError,
-    EntityStore,
     FormatError,
-    Group,
-    SetArray,
-    SparseMap,
-    SparseSet,
     UnknownColumnError,
     UnknownComponentError,
-    View,
-    World,
 ):
     _public.__module__ = __name__
 del _public

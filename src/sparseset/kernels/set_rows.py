@@ -17,8 +17,8 @@ batches alike; they use :func:`~.element.find` and
 
 They are compiled without NRT and never raise: a caller inside ``@njit``
 code passes the state's arrays straight in, and a raise path or reference
-counting in the call would cost more than the operation (measured 20-50 ns
-against 2 ns per call). A set number outside ``[0, count)`` reads as an
+counting in the call would cost many times the operation itself. A set
+number outside ``[0, count)`` reads as an
 empty set, so nothing is ever read or written outside the arrays.
 """
 

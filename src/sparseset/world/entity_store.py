@@ -271,6 +271,14 @@ class EntityStore(ComponentStore):
 
         Part of the World interface: ``World.destroy`` calls it on every
         store before the indexes die.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3); w.add("hp", e)
+        3
+        >>> w["hp"].discard_keys(np.array([0, 2])), len(w["hp"])
+        (2, 1)
         """
         self._group._expel(keys)
         self.note_moved()
@@ -394,6 +402,14 @@ class EntityStore(ComponentStore):
         alive by the loader, so they skip resolving as handles.
 
         Part of the World interface: ``World.load`` calls it.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+        >>> w["hp"].adopt(np.array([1]), {"hp": np.array([7], np.int32)})
+        >>> w.get("hp", e[1])["hp"].item()
+        7
         """
         super().add(keys, **columns)
         self.note_moved()
@@ -402,6 +418,14 @@ class EntityStore(ComponentStore):
         """Hand a jit twin the world's entity arrays after they grew.
 
         The world calls it when its entity table replaced its arrays.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(capacity=1); w.register("hp", "i4"); twin = w["hp"].jit
+        >>> e = w.create(100)  # the entity arrays grow; the twin follows them
+        >>> w["hp"].follow_entities(); twin.generations.shape[0] >= 100
+        True
         """
         twin = self._keys.twin
         if twin is not None:
@@ -410,20 +434,56 @@ class EntityStore(ComponentStore):
     # -- the World interface: what views and groups ask -------------------
 
     def members(self) -> np.ndarray:
-        """The entity indexes of the members, in row order (a view)."""
+        """The entity indexes of the members, in row order (a view).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e[::-1])
+        3
+        >>> w["hp"].members().tolist()
+        [2, 1, 0]
+        """
         return self._members()
 
     def state_key(self) -> tuple[Any, ...]:
-        """Changes whenever this store's members or their order change."""
+        """Changes whenever this store's members or their order change.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); e = w.create(2); key = w["hp"].state_key()
+        >>> w.add("hp", e[0]); w["hp"].state_key() == key
+        1
+        False
+        """
         a = self._state()
         return (id(self), self._version, a.n, a.epoch, id(a))
 
     def contain_keys(self, keys: np.ndarray) -> np.ndarray:
-        """Whether each entity index (int64, valid) is a member."""
+        """Whether each entity index (int64, valid) is a member.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e[1])
+        1
+        >>> w["hp"].contain_keys(np.arange(3)).tolist()
+        [False, True, False]
+        """
         return self._keys.contains_ids(keys)
 
     def index_keys(self, keys: np.ndarray) -> np.ndarray:
-        """Each entity index's row (int64), -1 where absent."""
+        """Each entity index's row (int64), -1 where absent.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e[2])
+        1
+        >>> w["hp"].index_keys(np.arange(3)).tolist()
+        [-1, -1, 0]
+        """
         return self._keys.index_ids(keys)
 
     def join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -434,6 +494,14 @@ class EntityStore(ComponentStore):
         A batch the containers would look up on several threads takes
         their threaded lookup; a smaller one (or one thread) the one-pass
         join kernel, which does not re-read the batch to filter it.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e[[2, 0]])
+        2
+        >>> [a.tolist() for a in w["hp"].join_keys(np.arange(3))]
+        [[0, 2], [1, 0]]
         """
         if threaded(keys):
             found = self.index_keys(keys)
@@ -447,7 +515,15 @@ class EntityStore(ComponentStore):
         return at[:m], rows[:m]
 
     def own(self, group: Owner) -> None:
-        """Be kept packed by ``group`` from now on."""
+        """Be kept packed by ``group`` from now on.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w.register("b"); g = w.group("a", "b")
+        >>> w["a"].group is g  # the group called own() on its stores
+        True
+        """
         self._group = group
 
     def pack(self, pack: PackKernel, length: int, keys: np.ndarray) -> int:
@@ -456,6 +532,14 @@ class EntityStore(ComponentStore):
         ``pack`` is :func:`~sparseset.kernels.pack_front` or
         :func:`~sparseset.kernels.pack_back`: it moves ``keys`` across row
         ``length`` with their rows in every column.
+
+        Examples
+        --------
+        >>> from sparseset import World, kernels
+        >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e)
+        3
+        >>> w["hp"].pack(kernels.pack_front, 0, np.array([2])), w["hp"].members().tolist()
+        (1, [2, 1, 0])
         """
         a = self._state()
         self.note_moved()
@@ -464,11 +548,27 @@ class EntityStore(ComponentStore):
     def note_moved(self) -> None:
         """Note that the members or their order changed: the one place the
         version behind :meth:`state_key` moves (this store's own changes,
-        and its owning group's when the group's length moved)."""
+        and its owning group's when the group's length moved).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp"); key = w["hp"].state_key()
+        >>> w["hp"].note_moved(); w["hp"].state_key() == key
+        False
+        """
         self._version += 1
 
     def cast(self, count: int, name: str, value: Any) -> np.ndarray:
-        """``value`` as ``count`` rows of column ``name``, as ``add`` casts it."""
+        """``value`` as ``count`` rows of column ``name``, as ``add`` casts it.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4")
+        >>> w["hp"].cast(2, "hp", 5).tolist()
+        [5, 5]
+        """
         return self._prepare(count, {name: value})[name]
 
     # -- queries ----------------------------------------------------------
