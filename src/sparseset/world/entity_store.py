@@ -538,8 +538,10 @@ class EntityStore(ComponentStore):
         >>> from sparseset import World, kernels
         >>> w = World(); w.register("hp"); e = w.create(3); w.add("hp", e)
         3
-        >>> w["hp"].pack(kernels.pack_front, 0, np.array([2])), w["hp"].members().tolist()
-        (1, [2, 1, 0])
+        >>> w["hp"].pack(kernels.pack_front, 0, np.array([2]))
+        1
+        >>> w["hp"].members().tolist()
+        [2, 1, 0]
         """
         a = self._state()
         self.note_moved()
