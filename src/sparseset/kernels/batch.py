@@ -25,6 +25,7 @@ from .element import claim, confirm, find, swap_members, swap_remove
 from .index.kinds import (
     erase,
     insert,
+    kind_of_type,
     looks_ahead,
     lookup,
     lookup_many,
@@ -100,10 +101,42 @@ def upsert(
     >>> upsert(sparse, dense, 2, np.array([4, 9]), NO_POSITIONS, 0)  # 9: no room
     (3, 1)
     """
-    # Chosen by the index's type when compiling: the dead loop is dropped.
+    return upsert_loop(
+        sparse, dense, n, ids, positions, start, chunk, add_ahead, hash_ahead
+    )
+
+
+def upsert_loop(sparse, dense, n, ids, positions, start, chunk, add_ahead, hash_ahead):
+    """:func:`upsert_ahead` where the index :func:`~.kinds.prefetches_slots`,
+    else :func:`upsert_warmed`.
+
+    Compiled code takes the overload below, which picks the loop from the
+    index's type, so only that loop is typed and compiled (a branch would
+    compile both).
+    """
     if prefetches_slots(sparse):
         return upsert_ahead(sparse, dense, n, ids, positions, start, add_ahead)
     return upsert_warmed(sparse, dense, n, ids, positions, start, chunk, hash_ahead)
+
+
+@overload(upsert_loop)
+def _upsert_loop(sparse, dense, n, ids, positions, start, chunk, add_ahead, hash_ahead):
+    kind = kind_of_type(sparse)
+    if kind is None:
+        return None
+    if kind.PREFETCHES_SLOTS:
+
+        def ahead(
+            sparse, dense, n, ids, positions, start, chunk, add_ahead, hash_ahead
+        ):
+            return upsert_ahead(sparse, dense, n, ids, positions, start, add_ahead)
+
+        return ahead
+
+    def warmed(sparse, dense, n, ids, positions, start, chunk, add_ahead, hash_ahead):
+        return upsert_warmed(sparse, dense, n, ids, positions, start, chunk, hash_ahead)
+
+    return warmed
 
 
 #: ``positions`` for an :func:`upsert` that records none: a set's ``add``.
@@ -180,7 +213,9 @@ def grown_index(sparse, dense, n, members, top):
     :func:`.kinds.grow` for the containers: room for ``members`` members
     (hash), ids up to ``top`` (flat), doubled pools (paged). The arrays are
     allocated here, by numpy (huge pages: fewer first-touch faults, see
-    :func:`.kinds.room`), and filled by the compiled :func:`move_index`.
+    :func:`.kinds.room`), and filled by the compiled :func:`move_index`;
+    a flat index, whose move is a plain copy, by numpy, which spares a
+    process the compilation.
 
     Examples
     --------
@@ -189,7 +224,10 @@ def grown_index(sparse, dense, n, members, top):
     (100,)
     """
     grown = room(sparse, n, members, top)
-    move_index(sparse, grown, dense, n)
+    if isinstance(sparse, np.ndarray) and isinstance(grown, np.ndarray):
+        grown[: sparse.shape[0]] = sparse
+    else:
+        move_index(sparse, grown, dense, n)
     return grown
 
 
@@ -395,7 +433,11 @@ def find_all(
         signs[c] = lookup_chunk(
             sparse, dense, n, ids, start, stop, out, dense_ahead, hash_ahead
         )
-    return chunks > 0 and signs.min() < 0
+    # A loop, not ``signs.min()``: numba's array min is a costly compile.
+    negative = False
+    for c in range(chunks):
+        negative |= signs[c] < 0
+    return negative
 
 
 # The batch ``contains`` (bool out) and ``index`` (int64 out) are this one

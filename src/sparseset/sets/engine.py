@@ -28,7 +28,14 @@ import numpy as np
 
 from .. import config, kernels
 from .checkpoints import Checkpoint, is_token, next_owner
-from .ids import as_ids, describe, one_id, reject_negative, reject_out_of_range
+from .ids import (
+    as_ids,
+    describe,
+    kernel_ids,
+    one_id,
+    reject_negative,
+    reject_out_of_range,
+)
 from .index_kinds import IndexKind, index_nbytes
 
 #: Batches of at least this many ids are looked up on all numba threads
@@ -289,6 +296,7 @@ class SetEngine:
         """
         a = self.state
         n = a.n
+        arr = kernel_ids(arr)
         count = arr.shape[0]
         record = np.empty(0, np.int64) if positions is None else positions
         validated = False
@@ -358,7 +366,7 @@ class SetEngine:
         ids; how many members it removed. Every batch removal ends here."""
         a = self.state
         n = a.n
-        a.n = kernel(a.sparse, a.dense, n, self.not_aliasing(arr))
+        a.n = kernel(a.sparse, a.dense, n, kernel_ids(self.not_aliasing(arr)))
         removed: int = n - a.n
         return removed
 
@@ -375,7 +383,9 @@ class SetEngine:
         """Position of the first of ``arr`` (valid ids) that is not a member;
         -1 if all are."""
         a = self.state
-        return int(kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True))
+        return int(
+            kernels.first_mismatch(a.sparse, a.dense, a.n, kernel_ids(arr), True)
+        )
 
     def clear(self) -> None:
         """Remove every member in O(1); invalidates checkpoints."""
@@ -417,7 +427,7 @@ class SetEngine:
         a = self.state
         out = np.empty(arr.shape[0], np.bool_)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, arr, out):
+        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out):
             reject_negative(arr, scalar)
         return out
 
@@ -440,7 +450,7 @@ class SetEngine:
         a = self.state
         out = np.empty(arr.shape[0], np.int64)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, arr, out):
+        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out):
             reject_negative(arr, scalar)
         return out
 
@@ -455,7 +465,8 @@ class SetEngine:
     def any_member(self, arr: np.ndarray) -> bool:
         """Whether some id of ``arr`` (valid ids) is a member."""
         a = self.state
-        return bool(kernels.first_mismatch(a.sparse, a.dense, a.n, arr, False) >= 0)
+        ids = kernel_ids(arr)
+        return bool(kernels.first_mismatch(a.sparse, a.dense, a.n, ids, False) >= 0)
 
     # -- backtracking -----------------------------------------------------
 

@@ -98,6 +98,49 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
     raise TypeError(f"ids must be integers, got dtype {arr.dtype}{first}")
 
 
+#: The id dtypes kernels are compiled for; any other integer dtype is
+#: widened to int64. int32 is a flat set's member dtype (``s.ids``), uint64
+#: holds ids past 2**63.
+KERNEL_DTYPES = (np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.uint64))
+_I64, _I32, _U64 = KERNEL_DTYPES
+
+
+def kernel_ids(arr: np.ndarray) -> np.ndarray:
+    """``arr`` (1-D, integer) in a form the kernels are compiled for.
+
+    An aligned, C-contiguous array of int64, int32 or uint64
+    (:data:`KERNEL_DTYPES`), writeable or not. numba compiles a kernel once
+    per argument type, so ids in this form cost a kernel at most six
+    compilations (in practice one or two: int64 batches, and a flat set's
+    own int32 members) where any dtype and layout would cost 8 dtypes x 4
+    layouts. An array already in that form passes as itself; another
+    integer dtype (widened to int64), a stride, a reversed or unaligned
+    array, or a foreign byte order costs one copy. The containers call it
+    where they hand ids to a kernel; :func:`as_ids` keeps the input as it
+    is, for the messages and for readers that return it.
+
+    Examples
+    --------
+    >>> kernel_ids(np.array([3, 1], np.uint8)).dtype
+    dtype('int64')
+    >>> b = np.arange(4); kernel_ids(b) is b, kernel_ids(b[::-1]).tolist()
+    (True, [3, 2, 1, 0])
+    """
+    dtype = arr.dtype
+    flags = arr.flags
+    native = dtype is _I64 or dtype is _I32 or dtype is _U64
+    if native and flags.c_contiguous and flags.aligned:
+        return arr
+    if dtype not in KERNEL_DTYPES or not dtype.isnative:
+        wide = dtype.kind == "u" and dtype.itemsize == 8
+        return np.ascontiguousarray(arr, _U64 if wide else _I64)
+    if not flags.c_contiguous:
+        return np.ascontiguousarray(arr)
+    if not flags.aligned:  # a buffer at an odd offset
+        return arr.copy()
+    return arr  # a dtype equal to, not the same object as, one above
+
+
 def _is_columnar(ids: Any) -> bool:
     return (
         hasattr(ids, "__array__")

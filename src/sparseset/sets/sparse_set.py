@@ -20,6 +20,7 @@ from .checkpoints import Checkpoint
 from .engine import SetEngine
 from .ids import (
     ids_among,
+    kernel_ids,
 )
 from .index_kinds import KINDS, kind_named
 
@@ -494,7 +495,7 @@ class SparseSet(MutableSet[int]):
         """Append to ``out`` the members of ``source`` whose membership in
         ``probe`` is ``keep``."""
         o, p = out._engine.state, probe._engine.state
-        ids = source._members()
+        ids = kernel_ids(source._members())
         bits = probe._member_bits(ids.shape[0])
         start = 0
         while True:
@@ -575,10 +576,7 @@ class SparseSet(MutableSet[int]):
     def _le(self, other: SparseSet) -> bool:
         if len(self) > len(other):
             return False
-        o = other._engine.state
-        return bool(
-            kernels.first_mismatch(o.sparse, o.dense, o.n, self._members(), True) < 0
-        )
+        return other._engine.all_members(self._members())
 
     # The operators are the named methods, for sets only (as ``set``'s
     # are): ``NotImplemented`` for anything else lets Python try the other
@@ -613,13 +611,8 @@ class SparseSet(MutableSet[int]):
         """
         if isinstance(other, SparseSet):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
-            probe, ids = large._engine.state, small._members()
-        else:
-            ids, _ = ids_among(other)
-            probe = self._engine.state
-        return bool(
-            kernels.first_mismatch(probe.sparse, probe.dense, probe.n, ids, False) < 0
-        )
+            return not large._engine.any_member(small._members())
+        return not self._engine.any_member(ids_among(other)[0])
 
     # -- named set methods: any iterable is accepted, as set's methods do --
 
@@ -715,10 +708,7 @@ class SparseSet(MutableSet[int]):
         if isinstance(other, SparseSet):
             return other._le(self)
         arr, others = ids_among(other)
-        a = self._engine.state
-        return not others and (
-            kernels.first_mismatch(a.sparse, a.dense, a.n, arr, True) < 0
-        )
+        return not others and self._engine.all_members(arr)
 
     def update(self, *others: Any) -> None:
         """Add the ids of every one of ``others``.

@@ -18,7 +18,7 @@ import numpy as np
 from .. import kernels
 from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
-from ..sets.ids import as_ids, reject_negative
+from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.index_kinds import kind_named
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
@@ -417,6 +417,10 @@ class ComponentStore:
         """
         if type(ids) is int and 0 <= ids < INT64_END:
             return self._get_one(self._key_map.key_of(ids), ids)
+        if isinstance(ids, np.integer) and 0 <= ids < INT64_END:
+            # One numpy id (``e[0]`` of a handle array) takes the scalar
+            # path too: a Python int's answer, without a batch kernel.
+            return self._get_one(self._key_map.key_of(int(ids)), ids)
         positions, scalar = self._positions(ids)
         if scalar:
             return self._row(int(positions[0]))
@@ -513,7 +517,9 @@ class ComponentStore:
     def _discard_rows(self, arr: np.ndarray) -> int:
         state = self._state()
         n = state.n
-        state.n = kernels.discard_rows(state.sparse, state.dense, n, arr, self._rows())
+        state.n = kernels.discard_rows(
+            state.sparse, state.dense, n, kernel_ids(arr), self._rows()
+        )
         return int(n - state.n)
 
     def remove(self, ids: Any) -> int:
@@ -620,7 +626,9 @@ class ComponentStore:
         state = self._state()
         if np.may_share_memory(ids, state.dense):
             ids = ids.copy()
-        kernels.pack_front(state.sparse, state.dense, state.n, 0, ids, self._rows())
+        kernels.pack_front(
+            state.sparse, state.dense, state.n, 0, kernel_ids(ids), self._rows()
+        )
         state.epoch += 1
 
     def _order_of(self, other: Any) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import kernels
-from ..sets.ids import as_ids, reject_negative
+from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.sparse_set import FLAT_LIMIT
 
 #: A handle's generation lives in bits 32..62, so handles stay positive int64.
@@ -191,7 +191,7 @@ class Entities:
         reject_negative(arr, scalar)
         keys = np.empty(arr.shape[0], np.int64)
         first_dead = kernels.resolve(
-            self.generations, self.alive_flags, self.count, arr, keys, dead
+            self.generations, self.alive_flags, self.count, kernel_ids(arr), keys, dead
         )
         return keys, scalar, first_dead, arr
 

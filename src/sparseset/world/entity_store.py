@@ -40,7 +40,7 @@ import numpy as np
 from .. import kernels
 from ..kernels.options import ROW
 from ..sets.engine import threaded
-from ..sets.ids import as_ids, one_id
+from ..sets.ids import as_ids, kernel_ids, one_id
 from ..sets.index_kinds import KINDS
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
@@ -511,7 +511,7 @@ class EntityStore(ComponentStore):
         at = np.empty(count, ROW)
         rows = np.empty(count, ROW)
         a = self._state()
-        m = kernels.batch.join_rows(keys, a.sparse, a.dense, a.n, at, rows)
+        m = kernels.batch.join_rows(kernel_ids(keys), a.sparse, a.dense, a.n, at, rows)
         return at[:m], rows[:m]
 
     def own(self, group: Owner) -> None:

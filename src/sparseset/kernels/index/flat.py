@@ -143,7 +143,12 @@ def room(index, n, members, top):
 @register_jitable
 def move(index, grown, dense, n):
     """Fill ``grown`` (from :func:`room`) with the slots of ``index``."""
-    grown[: index.shape[0]] = index
+    # A loop, not ``grown[:m] = index``: numba compiles its array-to-array
+    # slice assignment with a broadcast check and formatted messages, a
+    # large share of a cold process's first grow.
+    for k in range(index.shape[0]):
+        u = np.uint64(k)
+        grown[u] = index[u]
 
 
 @register_jitable

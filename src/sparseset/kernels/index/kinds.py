@@ -94,7 +94,7 @@ def kind_of(index: Index) -> KindModule:
     raise TypeError(f"not a sparse index: {type(index).__name__}")
 
 
-def _kind_of_type(index: types.Type) -> KindModule | None:
+def kind_of_type(index: types.Type) -> KindModule | None:
     """The module implementing a numba type's kind, None if not an index."""
     if isinstance(index, types.Array):
         return flat
@@ -112,7 +112,7 @@ _Implementation: TypeAlias = Callable[..., object] | None
 
 
 def _implementation(index: types.Type, name: str) -> _Implementation:
-    kind = _kind_of_type(index)
+    kind = kind_of_type(index)
     if kind is None:
         return None
     implementation: Callable[..., object] = getattr(kind, name)
@@ -431,7 +431,7 @@ def _store(index, slot, x, p):
 
 @overload(insert, jit_options=OVERLOAD_NO_NRT)
 def _insert(index, x, p):
-    if _kind_of_type(index) is None:
+    if kind_of_type(index) is None:
         return None
 
     def impl(index, x, p):
@@ -457,7 +457,7 @@ def _move(index, grown, dense, n):
 
 @overload(grow)
 def _grow(index, dense, n, members, top):
-    if _kind_of_type(index) is None:
+    if kind_of_type(index) is None:
         return None
 
     def impl(index, dense, n, members, top):
@@ -475,7 +475,7 @@ def _row_limit(index):
 
 def _flag(index: types.Type, name: str) -> _Implementation:
     """A kind's constant ``name``, compiled in as the answer for its type."""
-    kind = _kind_of_type(index)
+    kind = kind_of_type(index)
     if kind is None:
         return None
     answer = bool(getattr(kind, name))
@@ -494,7 +494,7 @@ def _looks_ahead(index):
 
 @overload(prefetch_slot, jit_options=OVERLOAD_NO_NRT)
 def _prefetch_slot(index, x):
-    kind = _kind_of_type(index)
+    kind = kind_of_type(index)
     if kind is None:
         return None
     if kind.PREFETCHES_SLOTS:

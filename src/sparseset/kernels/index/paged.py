@@ -234,6 +234,15 @@ def rows(pool):
 
 
 @register_jitable
+def _copy(to, at, source, base, size):
+    """``to[at : at + size] = source[base : base + size]``, as a loop: numba
+    compiles slice assignment with a broadcast check and formatted
+    messages, which a cold process pays for on its first grow."""
+    for k in range(size):
+        to[at + k] = source[base + k]
+
+
+@register_jitable
 def _base(e):
     return e >> _BASE_SHIFT
 
@@ -713,12 +722,12 @@ def move(index, grown, dense, n):
             mask = _mask(c)
             if level > 1:
                 size = mask + np.uint64(1)
-                gd[nodes : nodes + size] = d[base : base + size]
+                _copy(gd, nodes, d, base, size)
                 gd[scan] = _entry(nodes, _tag(c), mask)
                 nodes += size
             elif copy_leaves:
                 size = np.uint64(_footprint(mask))
-                gp[slots : slots + size] = pages[base : base + size]
+                _copy(gp, slots, pages, base, size)
                 gd[scan] = _entry(slots, _tag(c), mask)
                 slots += size
         scan += np.uint64(1)
