@@ -17,7 +17,7 @@ LINT_PATHS = ["src", "tests", "asv_bench", "noxfile.py"]
 def tests(session: nox.Session) -> None:
     """Run the test suite (extra pytest arguments after ``--``)."""
     session.install("-e", ".[test]")
-    session.run("pytest", "-q", *session.posargs)
+    session.run("pytest", "-q", "-n", "2", *session.posargs)
 
 
 @nox.session
@@ -37,6 +37,8 @@ def boundscheck(session: nox.Session) -> None:
         "-q",
         "-m",
         "boundscheck",
+        "-n",
+        "2",
         *session.posargs,
         env={"NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": cache},
     )
