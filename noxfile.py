@@ -10,7 +10,7 @@ import nox
 
 nox.options.sessions = ["tests", "lint"]
 
-LINT_PATHS = ["src", "tests", "asv_bench", "noxfile.py"]
+LINT_PATHS = ["src", "tests", "asv_bench", "noxfile.py", "conftest.py"]
 
 
 @nox.session

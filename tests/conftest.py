@@ -10,19 +10,8 @@ types, which can take seconds, so no profile has a deadline.
 """
 
 import os
-import tempfile
 
-# Parallel workers (pytest -n, pytest-xdist) each compile into a numba cache
-# of their own: numba's on-disk cache is not safe for concurrent writers of
-# different signatures. Set before anything imports numba.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
-if _WORKER:
-    _BASE = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
-        tempfile.gettempdir(), "sparseset-numba-cache"
-    )
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_BASE, _WORKER)
-
-import pytest  # noqa: E402
+import pytest
 from hypothesis import HealthCheck, settings
 
 #: The kernel, state-machine and algebra tests. ``nox -s boundscheck`` and
