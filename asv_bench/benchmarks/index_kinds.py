@@ -176,8 +176,10 @@ def _warm_up():
         s = SparseSet.from_ids(ids, index=kind)
         s.contains(ids)
         a = s._arrays
-        kernels.find_all(a.sparse, a.dense, a.n, ids, out)
-        kernels.find_all_parallel(a.sparse, a.dense, a.n, ids, out)
+        kernels.find_all(a.sparse, a.dense, a.n, ids, out, *kernels.LOOKUP_TUNING)
+        kernels.find_all_parallel(
+            a.sparse, a.dense, a.n, ids, out, *kernels.LOOKUP_TUNING
+        )
     _typed_dict_contains(_typed_dict_fill(small), small, out)
 
 
@@ -232,7 +234,7 @@ class Contains:
     def time_contains_serial(self, kind, ids):
         a = self.s._arrays
         out = np.empty(self.q.shape[0], np.bool_)
-        kernels.find_all(a.sparse, a.dense, a.n, self.q, out)
+        kernels.find_all(a.sparse, a.dense, a.n, self.q, out, *kernels.LOOKUP_TUNING)
         return out
 
     @skip_for_params(NOT_HASH)

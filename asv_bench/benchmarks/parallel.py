@@ -102,10 +102,10 @@ def _warm_up():
     q = _contains_queries()[:4]
     found = np.empty(4, np.bool_)
     where = np.empty(4, np.int64)
-    kernels.find_all(a.sparse, a.dense, a.n, q, found)
-    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, found)
-    kernels.find_all(a.sparse, a.dense, a.n, q, where)
-    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, where)
+    kernels.find_all(a.sparse, a.dense, a.n, q, found, *kernels.LOOKUP_TUNING)
+    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, found, *kernels.LOOKUP_TUNING)
+    kernels.find_all(a.sparse, a.dense, a.n, q, where, *kernels.LOOKUP_TUNING)
+    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, where, *kernels.LOOKUP_TUNING)
 
 
 class ThreadedLookup:

@@ -37,10 +37,9 @@ kernel compiled under one value would be loaded, silently, under another.
 So no kernel reads a tunable as a global:
 
 - the batch kernels (:mod:`sparseset.kernels.batch`) take theirs as
-  trailing arguments whose defaults are these values. numba types an
-  omitted argument as ``Omitted(default)``, a compile-time constant that
-  is part of the signature, hence of the cache's key: another value
-  compiles (once) and caches a kernel of its own;
+  trailing run-time arguments, which the containers pass from these
+  values (``kernels.UPSERT_TUNING``, ``LOOKUP_TUNING``, ``JOIN_TUNING``):
+  one compiled kernel serves every setting;
 - the hash and paged indexes carry theirs in their own arrays (the load
   limit in ``HashIndex.meta``, the leaf limits in ``PagedIndex.used``),
   set when the index is made and read at run time, so the Python side and

@@ -256,7 +256,9 @@ def test_a_table_keeps_its_load_limit_as_it_grows(load):
     dense = np.empty(len(ids), np.int64)
     n, stop = 0, 0
     while True:
-        n, stop = kernels.upsert(index, dense, n, ids, kernels.NO_POSITIONS, stop)
+        n, stop = kernels.upsert(
+            index, dense, n, ids, kernels.NO_POSITIONS, stop, *kernels.UPSERT_TUNING
+        )
         if stop < 0:
             break
         index = kernels.grown_index(index, dense, n, n + 1, 0)
@@ -268,7 +270,7 @@ def test_a_table_keeps_its_load_limit_as_it_grows(load):
     assert hashed.capacity(index, dense) == min(3_000, slots * load // 100)
     check_runs(index)
     positions = np.empty(len(ids), np.int64)
-    kernels.find_all(index, dense, n, ids, positions)
+    kernels.find_all(index, dense, n, ids, positions, *kernels.LOOKUP_TUNING)
     assert positions.tolist() == list(range(3_000))
 
 

@@ -228,7 +228,7 @@ def test_add(state, data):
 
     start = data.draw(st.integers(0, ids.shape[0]))
     new_n, stop = kernels.upsert(
-        sparse, dense, state.n, ids, kernels.NO_POSITIONS, start
+        sparse, dense, state.n, ids, kernels.NO_POSITIONS, start, *kernels.UPSERT_TUNING
     )
     want_n, want_stop = reference.add(r.sparse, r.dense, r.n, ids, start)
 
@@ -278,7 +278,9 @@ def test_upsert_records_positions(state, data):
     r = state.copy()
     positions = np.full(ids.shape[0], -7, np.int64)
     want_positions = np.full(ids.shape[0], -7, np.int64)
-    got = kernels.upsert(k.sparse, k.dense, k.n, ids, positions, 0)
+    got = kernels.upsert(
+        k.sparse, k.dense, k.n, ids, positions, 0, *kernels.UPSERT_TUNING
+    )
     want = reference.upsert(r.sparse, r.dense, r.n, ids, want_positions)
     assert (int(got[0]), int(got[1])) == want
     np.testing.assert_array_equal(positions, want_positions)
@@ -286,7 +288,9 @@ def test_upsert_records_positions(state, data):
     assert_back_pointers(k.sparse, k.dense, want[0])
     # without positions to record it is a plain add
     k2 = state.copy()
-    got2 = kernels.upsert(k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64), 0)
+    got2 = kernels.upsert(
+        k2.sparse, k2.dense, k2.n, ids, np.empty(0, np.int64), 0, *kernels.UPSERT_TUNING
+    )
     assert (int(got2[0]), int(got2[1])) == want
 
 
@@ -336,7 +340,9 @@ def test_queries(kernel, state, data):
     want = np.empty(ids.shape[0], dtype)
 
     # One kernel answers both: the dtype of ``out`` picks the question.
-    flag = kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    flag = kernels.find_all(
+        state.sparse, state.dense, state.n, ids, out, *kernels.LOOKUP_TUNING
+    )
     want_flag = getattr(reference, kernel)(
         state.sparse, state.dense, state.n, ids, want
     )
@@ -354,7 +360,9 @@ def test_join_rows(state, data):
     keys = data.draw(id_arrays(state.capacity, negatives=False))
     sparse0, dense0 = state.sparse.copy(), state.dense.copy()
     rows, found = np.empty(len(keys), np.uint32), np.empty(len(keys), np.uint32)
-    m = kernels.batch.join_rows(keys, state.sparse, state.dense, state.n, rows, found)
+    m = kernels.batch.join_rows(
+        keys, state.sparse, state.dense, state.n, rows, found, *kernels.JOIN_TUNING
+    )
     want_rows, want_found = np.empty_like(rows), np.empty_like(found)
     want = reference.join_rows(
         keys, state.sparse, state.dense, state.n, want_rows, want_found
@@ -532,11 +540,15 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     state = _fixed_state(garbage)
 
     out = np.empty(len(values), np.bool_)
-    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    assert not kernels.find_all(
+        state.sparse, state.dense, state.n, ids, out, *kernels.LOOKUP_TUNING
+    )
     np.testing.assert_array_equal(out, [x in {9, 2, 14, 0, 5} for x in values])
 
     pos = np.empty(len(values), np.int64)
-    assert not kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
+    assert not kernels.find_all(
+        state.sparse, state.dense, state.n, ids, pos, *kernels.LOOKUP_TUNING
+    )
     np.testing.assert_array_equal(pos, [-1, 0, -1, -1, 3, -1, 0, -1, 2])
 
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, True) == 0
@@ -553,7 +565,9 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     assert k.dense[:3].tolist() == [9, 0, 14]
 
     k = state.copy()
-    new_n, stop = kernels.upsert(k.sparse, k.dense, k.n, ids, kernels.NO_POSITIONS, 0)
+    new_n, stop = kernels.upsert(
+        k.sparse, k.dense, k.n, ids, kernels.NO_POSITIONS, 0, *kernels.UPSERT_TUNING
+    )
     # 25 is past capacity 20: the batch stops there, the new ids before it in
     assert (int(new_n), int(stop)) == (8, 5)
     assert k.dense[:8].tolist() == [9, 2, 14, 0, 5, 3, 7, 19]
@@ -568,10 +582,12 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
         19,
     }
     fits = make_array([3, 9, 7, 19, 7], dtype, layout)
-    new_n, stop = kernels.upsert(k.sparse, k.dense, 8, fits, kernels.NO_POSITIONS, 0)
+    new_n, stop = kernels.upsert(
+        k.sparse, k.dense, 8, fits, kernels.NO_POSITIONS, 0, *kernels.UPSERT_TUNING
+    )
     assert (int(new_n), int(stop)) == (8, -1)
     new_n, stop = kernels.upsert(
-        k.sparse, k.dense, 8, ids, kernels.NO_POSITIONS, 6
+        k.sparse, k.dense, 8, ids, kernels.NO_POSITIONS, 6, *kernels.UPSERT_TUNING
     )  # resume past 25
     assert (int(new_n), int(stop)) == (8, 7)  # 100 is past capacity too
     assert_back_pointers(k.sparse, k.dense, 8)
@@ -602,11 +618,15 @@ def test_queries_flag_negative_ids(dtype):
     state = _fixed_state("random")
     ids = np.array([9, -1, 2], dtype=dtype)
     out = np.empty(3, np.bool_)
-    assert kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    assert kernels.find_all(
+        state.sparse, state.dense, state.n, ids, out, *kernels.LOOKUP_TUNING
+    )
     # a negative id is never a member
     np.testing.assert_array_equal(out, [True, False, True])
     pos = np.empty(3, np.int64)
-    assert kernels.find_all(state.sparse, state.dense, state.n, ids, pos)
+    assert kernels.find_all(
+        state.sparse, state.dense, state.n, ids, pos, *kernels.LOOKUP_TUNING
+    )
     np.testing.assert_array_equal(pos, [0, -1, 1])
     assert kernels.find(state.sparse, state.dense, state.n, dtype(-1)) == -1
 
@@ -615,12 +635,16 @@ def test_uint64_ids_past_sign_bit_are_absent():
     state = _fixed_state("adversarial")
     ids = np.array([2**63, 2**64 - 1, 2**63 + 9, 9], dtype=np.uint64)
     out = np.empty(4, np.bool_)
-    kernels.find_all(state.sparse, state.dense, state.n, ids, out)
+    kernels.find_all(
+        state.sparse, state.dense, state.n, ids, out, *kernels.LOOKUP_TUNING
+    )
     np.testing.assert_array_equal(out, [False, False, False, True])
     k = state.copy()
     assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
-    new_n, stop = kernels.upsert(k.sparse, k.dense, 4, ids, kernels.NO_POSITIONS, 0)
+    new_n, stop = kernels.upsert(
+        k.sparse, k.dense, 4, ids, kernels.NO_POSITIONS, 0, *kernels.UPSERT_TUNING
+    )
     assert (int(new_n), int(stop)) == (4, 0)
 
 
@@ -630,16 +654,22 @@ def test_membership_is_proven_by_dense_not_sparse():
     sparse = np.zeros(capacity, np.uint32)
     dense = np.empty(capacity, np.int32)
     n, fail = kernels.upsert(
-        sparse, dense, 0, np.array([5, 6, 7]), kernels.NO_POSITIONS, 0
+        sparse,
+        dense,
+        0,
+        np.array([5, 6, 7]),
+        kernels.NO_POSITIONS,
+        0,
+        *kernels.UPSERT_TUNING,
     )
     assert (n, fail) == (3, -1)
     sparse[:] = np.arange(capacity) % 3  # garbage into positions < n
     sparse[[5, 6, 7]] = [0, 1, 2]
     out = np.empty(capacity, np.bool_)
-    kernels.find_all(sparse, dense, n, np.arange(capacity), out)
+    kernels.find_all(sparse, dense, n, np.arange(capacity), out, *kernels.LOOKUP_TUNING)
     assert np.flatnonzero(out).tolist() == [5, 6, 7]
     # n = 0: nothing is a member whatever the arrays hold
-    kernels.find_all(sparse, dense, 0, np.arange(capacity), out)
+    kernels.find_all(sparse, dense, 0, np.arange(capacity), out, *kernels.LOOKUP_TUNING)
     assert not out.any()
 
 
@@ -1179,7 +1209,7 @@ def test_resolve_every_dtype(dtype, layout):
 # --------------------------------------------------------------------------
 
 
-def filled(kind, ids, **tuning):
+def filled(kind, ids, tuning=kernels.UPSERT_TUNING):
     """A set of index ``kind`` holding ``ids``, added by ``upsert`` with the
     given tuning arguments and grown as the containers grow it."""
     index = KINDS[kind].new(0)
@@ -1187,7 +1217,7 @@ def filled(kind, ids, **tuning):
     n, stop = 0, 0
     while True:
         none = kernels.NO_POSITIONS
-        n, stop = kernels.upsert(index, dense, n, ids, none, stop, **tuning)
+        n, stop = kernels.upsert(index, dense, n, ids, none, stop, *tuning)
         if stop < 0:
             return index, dense, int(n)
         index = kernels.grown_index(index, dense, n, len(ids), int(ids.max()))
@@ -1206,7 +1236,9 @@ def test_tuning_arguments_change_no_answer(kind, tuning):
     rng = np.random.default_rng(5)
     ids = rng.integers(0, 500, 300)  # duplicates too
     want_index, want_dense, want_n = filled(kind, ids)
-    index, dense, n = filled(kind, ids, **tuning)
+    index, dense, n = filled(
+        kind, ids, (tuning["chunk"], tuning["add_ahead"], tuning["hash_ahead"])
+    )
     assert n == want_n
     assert dense[:n].tolist() == want_dense[:n].tolist()
 
@@ -1214,16 +1246,18 @@ def test_tuning_arguments_change_no_answer(kind, tuning):
     for dtype in (np.bool_, np.int64):
         want = np.empty(len(queries), dtype)
         got = np.empty(len(queries), dtype)
-        kernels.find_all(want_index, want_dense, n, queries, want)
+        kernels.find_all(
+            want_index, want_dense, n, queries, want, *kernels.LOOKUP_TUNING
+        )
         kernels.find_all(
             index,
             dense,
             n,
             queries,
             got,
-            chunk=tuning["chunk"],
-            dense_ahead=tuning["add_ahead"],
-            hash_ahead=tuning["hash_ahead"],
+            tuning["chunk"],
+            tuning["add_ahead"],
+            tuning["hash_ahead"],
         )
         assert got.tolist() == want.tolist()
 

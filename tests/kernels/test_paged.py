@@ -326,7 +326,9 @@ def filled(index, ids):
     dense = np.empty(len(ids), np.int64)
     n, stop = 0, 0
     while True:
-        n, stop = kernels.upsert(index, dense, n, ids, kernels.NO_POSITIONS, stop)
+        n, stop = kernels.upsert(
+            index, dense, n, ids, kernels.NO_POSITIONS, stop, *kernels.UPSERT_TUNING
+        )
         if stop < 0:
             return index, dense
         index = kernels.grown_index(index, dense, n, len(ids), int(ids.max()))

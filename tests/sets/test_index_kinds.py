@@ -304,7 +304,9 @@ def built(kind, ids):
     n, stop = 0, 0
     arr = np.asarray(ids, np.int64)
     while True:
-        n, stop = kernels.upsert(index, dense, n, arr, kernels.NO_POSITIONS, stop)
+        n, stop = kernels.upsert(
+            index, dense, n, arr, kernels.NO_POSITIONS, stop, *kernels.UPSERT_TUNING
+        )
         if stop < 0:
             return index, dense, int(n)
         index = kernels.grown_index(index, dense, n, len(ids), int(arr.max()))
@@ -321,8 +323,8 @@ def test_batch_kernels_agree_across_kinds(members, batch):
         index, dense, n = built(kind, members)
         out_b = np.empty(q.shape[0], np.bool_)
         out_i = np.empty(q.shape[0], np.int64)
-        kernels.find_all(index, dense, n, q, out_b)
-        kernels.find_all(index, dense, n, q, out_i)
+        kernels.find_all(index, dense, n, q, out_b, *kernels.LOOKUP_TUNING)
+        kernels.find_all(index, dense, n, q, out_i, *kernels.LOOKUP_TUNING)
         first = kernels.first_mismatch(index, dense, n, q, True)
         d = dense.copy()
         ix = pickle.loads(pickle.dumps(index))
@@ -476,8 +478,8 @@ def test_nbytes_counts_every_array(kind):
     assert s.nbytes == index_nbytes(a.sparse) + a.dense.nbytes
     store = ComponentStore({"pos": ("f8", 3), "hp": "i4"}, index=kind)
     store.add(np.arange(100), pos=1.0)
-    columns = store._keys.state
-    assert store.nbytes == store._keys.nbytes + columns._col_pos.nbytes + (
+    columns = store._engine.state
+    assert store.nbytes == store._engine.nbytes + columns._col_pos.nbytes + (
         columns._col_hp.nbytes
     )
     w = World(index=kind)
@@ -526,12 +528,16 @@ def test_parallel_lookups_equal_serial(kind, size):
         got = [np.empty(size, np.bool_), np.empty(size, np.int64)]
         want = [np.empty(size, np.bool_), np.empty(size, np.int64)]
         flags = (
-            kernels.find_all_parallel(index, dense, n, ids, got[0]),
-            kernels.find_all_parallel(index, dense, n, ids, got[1]),
+            kernels.find_all_parallel(
+                index, dense, n, ids, got[0], *kernels.LOOKUP_TUNING
+            ),
+            kernels.find_all_parallel(
+                index, dense, n, ids, got[1], *kernels.LOOKUP_TUNING
+            ),
         )
         assert flags == (
-            kernels.find_all(index, dense, n, ids, want[0]),
-            kernels.find_all(index, dense, n, ids, want[1]),
+            kernels.find_all(index, dense, n, ids, want[0], *kernels.LOOKUP_TUNING),
+            kernels.find_all(index, dense, n, ids, want[1], *kernels.LOOKUP_TUNING),
         )
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
@@ -577,8 +583,9 @@ FRESH_PROCESS = textwrap.dedent(
         q = rng.integers(0, 10**6, 100_000)
         a = s._engine.state
         got, want = np.empty(q.size, bool), np.empty(q.size, bool)
-        kernels.find_all_parallel(a.sparse, a.dense, a.n, q, got)
-        kernels.find_all(a.sparse, a.dense, a.n, q, want)
+        tuning = kernels.LOOKUP_TUNING
+        kernels.find_all_parallel(a.sparse, a.dense, a.n, q, got, *tuning)
+        kernels.find_all(a.sparse, a.dense, a.n, q, want, *tuning)
         assert (got == want).all() and (s.contains(q) == want).all()
         out[kind] = int(want.sum())
     hits = sum(kernels.find_all_parallel.stats.cache_hits.values())

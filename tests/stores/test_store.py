@@ -1887,7 +1887,7 @@ def test_get_of_one_id_matches_the_batch_get(kind):
 def test_adding_only_existing_ids_keeps_a_store_checkpoint_valid():
     store = ComponentStore({"hp": "i4"})
     store.add([1, 2, 3], hp=[1, 2, 3])
-    keys = store._keys
+    keys = store._engine
     token = keys.checkpoint()
     store.discard(1)
     assert store.add([2, 3], hp=[20, 30]) == 0  # replaced values, no new member

@@ -12,7 +12,10 @@ through numba's own typing, so each operation is written once.
 from . import marks, partition
 from .algebra import filter_into
 from .batch import (
+    JOIN_TUNING,
+    LOOKUP_TUNING,
     NO_POSITIONS,
+    UPSERT_TUNING,
     discard,
     discard_rows,
     find_all,
@@ -45,7 +48,10 @@ from .scalar import add_one, discard_one, find_one
 __all__ = [
     "INDEX_BITS",
     "INDEX_MASK",
+    "JOIN_TUNING",
+    "LOOKUP_TUNING",
     "NO_POSITIONS",
+    "UPSERT_TUNING",
     "HashIndex",
     "PagedIndex",
     "add_one",

@@ -26,9 +26,10 @@ def filter_into(
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import NO_POSITIONS, upsert
+    >>> from sparseset.kernels import NO_POSITIONS, UPSERT_TUNING, upsert
     >>> sp = np.empty(32, np.uint32); de = np.empty(32, np.int32)
-    >>> n, _ = upsert(sp, de, 0, np.array([3, 5, 12, 15, 18]), NO_POSITIONS, 0)
+    >>> batch = np.array([3, 5, 12, 15, 18])
+    >>> n, _ = upsert(sp, de, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> out_sp = np.empty(32, np.uint32); out_de = np.empty(5, np.int32)
     >>> a = np.array([1, 5, 10, 15, 20])
     >>> m, _ = filter_into(a, sp, de, n, True, out_sp, out_de, 0, 0)

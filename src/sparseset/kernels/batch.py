@@ -5,12 +5,12 @@ set logic exists once. No kernel raises for bad user input: where a bad id
 matters the kernel reports its position and the Python layer raises.
 
 The kernels that chunk a batch or prefetch ahead take those distances as
-trailing arguments whose defaults are :mod:`sparseset.config`'s values,
-and callers leave them out. numba compiles an omitted argument as a
-constant of the signature, so the loops are as tight as with a global, and
-the signature, hence numba's cache key, names the value: a process under
-another ``SPARSESET_*`` setting compiles its own kernel instead of loading
-one built for the old value.
+trailing arguments, which callers pass from :mod:`sparseset.config`
+(:data:`UPSERT_TUNING`, :data:`LOOKUP_TUNING`, :data:`JOIN_TUNING`). They
+are run-time values, not constants frozen into the compiled code: a kernel
+loaded from numba's cache follows the ``SPARSESET_*`` settings of the
+process that runs it. (Defaults would not do: numba's dispatcher takes
+its slow path, tens of microseconds, for every call that omits one.)
 """
 
 import types
@@ -37,11 +37,27 @@ from .index.kinds import (
 from .options import NO_NRT, OVERLOAD_NO_NRT
 from .prefetch import prefetch
 
-# The defaults of the tuning arguments, read once with the config.
-CHUNK = config.LOOKUP_CHUNK
-DENSE_AHEAD = config.DENSE_PREFETCH_AHEAD
-ADD_AHEAD = config.ADD_PREFETCH_AHEAD
-HASH_AHEAD = config.HASH_PREFETCH_AHEAD
+#: The tuning arguments callers pass to :func:`upsert`
+#: (:data:`~sparseset.config.LOOKUP_CHUNK`,
+#: :data:`~sparseset.config.ADD_PREFETCH_AHEAD`,
+#: :data:`~sparseset.config.HASH_PREFETCH_AHEAD`).
+UPSERT_TUNING = (
+    config.LOOKUP_CHUNK,
+    config.ADD_PREFETCH_AHEAD,
+    config.HASH_PREFETCH_AHEAD,
+)
+#: The tuning arguments callers pass to :func:`find_all` and
+#: :func:`find_all_parallel` (:data:`~sparseset.config.LOOKUP_CHUNK`,
+#: :data:`~sparseset.config.DENSE_PREFETCH_AHEAD`,
+#: :data:`~sparseset.config.HASH_PREFETCH_AHEAD`).
+LOOKUP_TUNING = (
+    config.LOOKUP_CHUNK,
+    config.DENSE_PREFETCH_AHEAD,
+    config.HASH_PREFETCH_AHEAD,
+)
+#: The tuning argument callers pass to :func:`join_rows`
+#: (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
+JOIN_TUNING = (config.ADD_PREFETCH_AHEAD,)
 
 
 def serial_and_parallel(kernel):
@@ -69,9 +85,9 @@ def upsert(
     ids,
     positions,
     start,
-    chunk=CHUNK,
-    add_ahead=ADD_AHEAD,
-    hash_ahead=HASH_AHEAD,
+    chunk,
+    add_ahead,
+    hash_ahead,
 ):
     """Append the non-members of ``ids[start:]`` once each, in batch order.
 
@@ -96,9 +112,11 @@ def upsert(
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
     >>> positions = np.empty(3, np.int64)
-    >>> upsert(sparse, dense, 0, np.array([3, 1, 3]), positions, 0), positions
+    >>> batch = np.array([3, 1, 3])
+    >>> upsert(sparse, dense, 0, batch, positions, 0, *UPSERT_TUNING), positions
     ((2, -1), array([0, 1, 0]))
-    >>> upsert(sparse, dense, 2, np.array([4, 9]), NO_POSITIONS, 0)  # 9: no room
+    >>> batch = np.array([4, 9])
+    >>> upsert(sparse, dense, 2, batch, NO_POSITIONS, 0, *UPSERT_TUNING)  # 9: no room
     (3, 1)
     """
     return upsert_loop(
@@ -241,7 +259,7 @@ def move_index(sparse, grown, dense, n):
     >>> import numpy as np
     >>> from sparseset.kernels import kinds
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
+    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0, *UPSERT_TUNING)
     (2, -1)
     >>> grown = kinds.room(sparse, 2, 2, 20); move_index(sparse, grown, dense, 2)
     >>> grown.shape, grown[[3, 5]].tolist()
@@ -261,7 +279,7 @@ def unindex(sparse, dense, start, stop):
     >>> import numpy as np
     >>> from sparseset.kernels import hashed, kinds
     >>> ix = hashed.empty(seed=0); dense = np.empty(4, np.int64)
-    >>> upsert(ix, dense, 0, np.array([5, 6]), NO_POSITIONS, 0)
+    >>> upsert(ix, dense, 0, np.array([5, 6]), NO_POSITIONS, 0, *UPSERT_TUNING)
     (2, -1)
     >>> unindex(ix, dense, 0, 2); bool(kinds.lookup(ix, 5) == kinds.NOWHERE)
     True
@@ -282,7 +300,7 @@ def reindex(sparse, dense, start, stop):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
+    >>> upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0, *UPSERT_TUNING)
     (2, -1)
     >>> dense[:2] = [5, 3]; reindex(sparse, dense, 0, 2); sparse[[3, 5]].tolist()
     [1, 0]
@@ -305,7 +323,8 @@ def discard_rows(sparse, dense, n, ids, rows):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([0, 2, 3]), NO_POSITIONS, 0)
+    >>> batch = np.array([0, 2, 3])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> mass = np.array([[10], [12], [13]], np.int64)
     >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,))
     >>> dense[:n].tolist(), mass[:n, 0].tolist()
@@ -335,7 +354,8 @@ def discard(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([0, 2, 3]), NO_POSITIONS, 0)
+    >>> batch = np.array([0, 2, 3])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> n = discard(sparse, dense, n, np.array([0, 7]))
     >>> dense[:n].tolist()
     [3, 2]
@@ -398,9 +418,9 @@ def find_all(
     n,
     ids,
     out,
-    chunk=CHUNK,
-    dense_ahead=DENSE_AHEAD,
-    hash_ahead=HASH_AHEAD,
+    chunk,
+    dense_ahead,
+    hash_ahead,
 ):
     """Fill ``out[k]`` with the answer for ``ids[k]``: its membership if
     ``out`` is bool (``contains``), else its dense position, -1 if absent
@@ -418,11 +438,14 @@ def find_all(
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
+    >>> batch = np.array([3, 5])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> member = np.empty(3, np.bool_); position = np.empty(3, np.int64)
-    >>> find_all(sparse, dense, n, np.array([5, 4, 99]), member), member.tolist()
+    >>> queries = np.array([5, 4, 99])
+    >>> find_all(sparse, dense, n, queries, member, *LOOKUP_TUNING), member.tolist()
     (False, [True, False, False])
-    >>> find_all(sparse, dense, n, np.array([5, 4, 3]), position), position.tolist()
+    >>> queries = np.array([5, 4, 3])
+    >>> find_all(sparse, dense, n, queries, position, *LOOKUP_TUNING), position.tolist()
     (False, [1, -1, 0])
     """
     chunks = (ids.shape[0] + chunk - 1) // chunk
@@ -446,7 +469,7 @@ find_all, find_all_parallel = serial_and_parallel(find_all)
 
 
 @njit(**NO_NRT)
-def join_rows(keys, sparse, dense, n, rows, found, ahead=ADD_AHEAD):
+def join_rows(keys, sparse, dense, n, rows, found, ahead):
     """Where the members among ``keys`` are, in ``keys`` and in the set.
 
     For each k in order whose ``keys[k]`` is in ``(sparse, dense, n)``,
@@ -461,10 +484,11 @@ def join_rows(keys, sparse, dense, n, rows, found, ahead=ADD_AHEAD):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([5, 2, 7]), NO_POSITIONS, 0)
+    >>> batch = np.array([5, 2, 7])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> keys = np.array([7, 3, 5])
     >>> rows = np.empty(3, np.uint32); found = np.empty(3, np.uint32)
-    >>> m = join_rows(keys, sparse, dense, n, rows, found)
+    >>> m = join_rows(keys, sparse, dense, n, rows, found, *JOIN_TUNING)
     >>> rows[:m].tolist(), found[:m].tolist()
     ([0, 2], [2, 0])
     """
@@ -499,7 +523,8 @@ def first_mismatch(sparse, dense, n, ids, want_member):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
+    >>> batch = np.array([3, 5])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> first_mismatch(sparse, dense, n, np.array([5, 3, 4]), True)
     2
     """
@@ -521,7 +546,8 @@ def keep_only(sparse, dense, n, ids):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
+    >>> batch = np.array([1, 2, 3, 4])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> n = keep_only(sparse, dense, n, np.array([4, 2, 6]))
     >>> dense[:n].tolist()
     [4, 2]
@@ -546,7 +572,8 @@ def sort(sparse, dense, n):
     --------
     >>> import numpy as np
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([5, 1, 3]), NO_POSITIONS, 0)
+    >>> batch = np.array([5, 1, 3])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> sort(sparse, dense, n); dense[:n].tolist()
     [1, 3, 5]
     """

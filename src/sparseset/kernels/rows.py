@@ -81,9 +81,10 @@ def pack_front(
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import NO_POSITIONS, upsert
+    >>> from sparseset.kernels import NO_POSITIONS, UPSERT_TUNING, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
+    >>> batch = np.array([1, 2, 3, 4])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_front(sparse, dense, n, 0, np.array([4, 9, 2, 4]), (hp,))
     2
@@ -123,9 +124,10 @@ def pack_back(
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import NO_POSITIONS, upsert
+    >>> from sparseset.kernels import NO_POSITIONS, UPSERT_TUNING, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([1, 2, 3, 4]), NO_POSITIONS, 0)
+    >>> batch = np.array([1, 2, 3, 4])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> hp = np.array([[10], [20], [30], [40]], np.int64)
     >>> pack_back(sparse, dense, n, 3, np.array([1, 4, 1]), (hp,))
     2

@@ -21,9 +21,10 @@ def find_one(parts: Parts, dense: IntArray, n: Int, x: Int) -> int:
     Examples
     --------
     >>> import numpy as np
-    >>> from sparseset.kernels import NO_POSITIONS, upsert
+    >>> from sparseset.kernels import NO_POSITIONS, UPSERT_TUNING, upsert
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
-    >>> n, _ = upsert(sparse, dense, 0, np.array([3, 5]), NO_POSITIONS, 0)
+    >>> batch = np.array([3, 5])
+    >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> int(find_one(sparse, dense, n, 5)), int(find_one(sparse, dense, n, 4))
     (1, -1)
     """

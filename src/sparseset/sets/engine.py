@@ -308,7 +308,9 @@ class SetEngine:
             validated = True
         index, dense = a.sparse, a.dense
         self.grow_dense(n + count)
-        m, stop = kernels.upsert(a.sparse, a.dense, n, arr, record, 0)
+        m, stop = kernels.upsert(
+            a.sparse, a.dense, n, arr, record, 0, *kernels.UPSERT_TUNING
+        )
         while stop >= 0:
             if not validated:
                 try:
@@ -320,7 +322,9 @@ class SetEngine:
                 validated = True
             self.grow_index(m + count - stop, top, m)
             self.grow_dense(n + count)
-            m, stop = kernels.upsert(a.sparse, a.dense, m, arr, record, stop)
+            m, stop = kernels.upsert(
+                a.sparse, a.dense, m, arr, record, stop, *kernels.UPSERT_TUNING
+            )
         return int(m)
 
     def validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
@@ -427,7 +431,7 @@ class SetEngine:
         a = self.state
         out = np.empty(arr.shape[0], np.bool_)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out):
+        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out, *kernels.LOOKUP_TUNING):
             reject_negative(arr, scalar)
         return out
 
@@ -450,7 +454,7 @@ class SetEngine:
         a = self.state
         out = np.empty(arr.shape[0], np.int64)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out):
+        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out, *kernels.LOOKUP_TUNING):
             reject_negative(arr, scalar)
         return out
 

@@ -154,9 +154,9 @@ class ComponentStore:
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
-        self._keys = SetEngine.new(kind_named(index), capacity)
+        self._engine = SetEngine.new(kind_named(index), capacity)
         self._key_map: KeyMap = IdKeys()
-        state = self._keys.state
+        state = self._engine.state
         for name, (dtype, shape) in self._schema.items():
             setattr(
                 state, f"_col_{name}", np.zeros((state.dense.shape[0], *shape), dtype)
@@ -198,16 +198,16 @@ class ComponentStore:
     def _state(self) -> Any:
         """The key set's state (``sparse``, ``dense``, ``n``, ``epoch``) with
         the columns as ``_col_<name>``: a ``SetState`` or the jit twin."""
-        return self._keys.state
+        return self._engine.state
 
     def _members(self) -> np.ndarray:
         """The keys, aligned with the rows (a view of ``dense[:n]``)."""
-        return self._keys.members()
+        return self._engine.members()
 
     def _first_absent(self, keys: np.ndarray) -> int:
         """Position of the first of ``keys`` (valid keys) that is not a
         member; -1 if all are."""
-        return self._keys.first_absent(keys)
+        return self._engine.first_absent(keys)
 
     def _rows(self) -> tuple[np.ndarray, ...]:
         """Every column as words, for the row-moving kernels."""
@@ -233,7 +233,7 @@ class ComponentStore:
         >>> store.capacity
         100
         """
-        self._keys.reserve(capacity)
+        self._engine.reserve(capacity)
         self._fit_columns()
 
     @property
@@ -245,7 +245,7 @@ class ComponentStore:
         >>> ComponentStore({}, capacity=10).capacity
         10
         """
-        return self._keys.capacity
+        return self._engine.capacity
 
     @property
     def kind(self) -> str:
@@ -256,7 +256,7 @@ class ComponentStore:
         >>> ComponentStore({"mass": "f4"}, index="paged").kind
         'paged'
         """
-        return self._keys.kind.name
+        return self._engine.kind.name
 
     @property
     def nbytes(self) -> int:
@@ -267,7 +267,7 @@ class ComponentStore:
         >>> ComponentStore({"mass": "f8"}, capacity=10).nbytes
         160
         """
-        return self._keys.nbytes + sum(
+        return self._engine.nbytes + sum(
             self._column(name).nbytes for name in self._schema
         )
 
@@ -364,7 +364,7 @@ class ComponentStore:
         state = self._state()
         n = state.n
         positions = np.empty(arr.shape[0], np.int64)
-        new_n = self._keys.insert(arr, scalar, ids, positions)
+        new_n = self._engine.insert(arr, scalar, ids, positions)
         self._fit_columns()
         state.n = new_n
         if new_n != n:
@@ -379,7 +379,7 @@ class ComponentStore:
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""
         keys, scalar = self._key_map.keys_of(ids, "nothing was read or changed")
-        positions = self._keys.index_ids(keys, scalar)
+        positions = self._engine.index_ids(keys, scalar)
         if positions.shape[0] and positions.min() < 0:
             k = int(np.argmax(positions < 0))
             raise KeyError(self._key_map.lacking(ids, k, scalar))
@@ -429,7 +429,7 @@ class ComponentStore:
     def _get_one(self, key: int, source: Any) -> dict[str, Any]:
         """The row of one key (an int64 id of the index), on the scalar
         kernel; ``source`` is what the caller passed, for the message."""
-        p = self._keys.index_one(key)
+        p = self._engine.index_one(key)
         if p < 0:
             raise KeyError(self._key_map.lacking(source, 0, True))
         return self._row(p)
@@ -471,7 +471,7 @@ class ComponentStore:
         >>> reap(store.jit); store.ids.tolist()
         [1]
         """
-        return self._keys.hand_out_twin(self._schema, self._key_map.twin_entities())
+        return self._engine.hand_out_twin(self._schema, self._key_map.twin_entities())
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # A store is a table, not an id array: were np.asarray(store) the
@@ -511,7 +511,7 @@ class ComponentStore:
         >>> store.discard([1, 9]), store.ids.tolist(), store["hp"].tolist()
         (1, [3, 2], [30, 20])
         """
-        arr, _ = self._keys.removal_batch(ids)
+        arr, _ = self._engine.removal_batch(ids)
         return self._discard_rows(arr)
 
     def _discard_rows(self, arr: np.ndarray) -> int:
@@ -532,8 +532,8 @@ class ComponentStore:
         >>> store.remove([2]), store.ids.tolist()
         (1, [1])
         """
-        arr, scalar = self._keys.removal_batch(ids)
-        self._keys.require_members(arr, scalar, ids)
+        arr, scalar = self._engine.removal_batch(ids)
+        self._engine.require_members(arr, scalar, ids)
         return self._discard_rows(arr)
 
     def clear(self) -> None:
@@ -546,7 +546,7 @@ class ComponentStore:
         >>> len(store)
         0
         """
-        self._keys.clear()
+        self._engine.clear()
 
     # -- order ------------------------------------------------------------
 
@@ -651,7 +651,7 @@ class ComponentStore:
         >>> store.contains([4, 5]).tolist()
         [True, False]
         """
-        return self._keys.contains(ids)
+        return self._engine.contains(ids)
 
     def index(self, ids: Any) -> Any:
         """Row of each id, -1 where absent (see :meth:`SparseSet.index`).
@@ -663,7 +663,7 @@ class ComponentStore:
         >>> store.index(6)
         1
         """
-        return self._keys.index(ids)
+        return self._engine.index(ids)
 
     @property
     def ids(self) -> np.ndarray:
@@ -676,7 +676,7 @@ class ComponentStore:
         >>> store.ids.tolist()
         [4, 6]
         """
-        view = self._keys.members()
+        view = self._engine.members()
         view.flags.writeable = False
         return view
 
@@ -878,13 +878,13 @@ class ComponentStore:
         return read_store(cls, path, id, schema, index)
 
     def __contains__(self, x: object) -> bool:
-        return self._keys.holds(x)
+        return self._engine.holds(x)
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._engine)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._keys.members().tolist())
+        return iter(self._engine.members().tolist())
 
     def __repr__(self) -> str:
         columns = ", ".join(

@@ -427,7 +427,7 @@ class EntityStore(ComponentStore):
         >>> w["hp"].follow_entities(); twin.generations.shape[0] >= 100
         True
         """
-        twin = self._keys.twin
+        twin = self._engine.twin
         if twin is not None:
             twin.generations, twin.alive = self._handles.twin_entities()
 
@@ -471,7 +471,7 @@ class EntityStore(ComponentStore):
         >>> w["hp"].contain_keys(np.arange(3)).tolist()
         [False, True, False]
         """
-        return self._keys.contains_ids(keys)
+        return self._engine.contains_ids(keys)
 
     def index_keys(self, keys: np.ndarray) -> np.ndarray:
         """Each entity index's row (int64), -1 where absent.
@@ -484,7 +484,7 @@ class EntityStore(ComponentStore):
         >>> w["hp"].index_keys(np.arange(3)).tolist()
         [-1, -1, 0]
         """
-        return self._keys.index_ids(keys)
+        return self._engine.index_ids(keys)
 
     def join_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the members among ``keys`` (valid entity indexes) are: their
@@ -511,7 +511,9 @@ class EntityStore(ComponentStore):
         at = np.empty(count, ROW)
         rows = np.empty(count, ROW)
         a = self._state()
-        m = kernels.batch.join_rows(kernel_ids(keys), a.sparse, a.dense, a.n, at, rows)
+        m = kernels.batch.join_rows(
+            kernel_ids(keys), a.sparse, a.dense, a.n, at, rows, *kernels.JOIN_TUNING
+        )
         return at[:m], rows[:m]
 
     def own(self, group: Owner) -> None:
@@ -592,7 +594,7 @@ class EntityStore(ComponentStore):
         [True, False]
         """
         keys, scalar = self._resolved(ids)
-        found = self._keys.contains_ids(keys, scalar)
+        found = self._engine.contains_ids(keys, scalar)
         return bool(found[0]) if scalar else found
 
     def index(self, ids: Any) -> Any:
@@ -607,7 +609,7 @@ class EntityStore(ComponentStore):
         [-1, 0]
         """
         keys, scalar = self._resolved(ids)
-        rows = self._keys.index_ids(keys, scalar)
+        rows = self._engine.index_ids(keys, scalar)
         return int(rows[0]) if scalar else rows
 
     @property
@@ -635,7 +637,7 @@ class EntityStore(ComponentStore):
         if handle is None or handle >= 2**63:
             return False
         key = self._entities.index_of(handle)
-        return key >= 0 and self._keys.holds(key)
+        return key >= 0 and self._engine.holds(key)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.ids.tolist())
