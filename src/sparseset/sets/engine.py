@@ -428,12 +428,7 @@ class SetEngine:
 
     def contains_ids(self, arr: np.ndarray, scalar: bool = False) -> np.ndarray:
         """Membership of an id array (negative ids raise)."""
-        a = self.state
-        out = np.empty(arr.shape[0], np.bool_)
-        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out, *kernels.LOOKUP_TUNING):
-            reject_negative(arr, scalar)
-        return out
+        return self.find_ids(arr, scalar, np.empty(arr.shape[0], np.bool_))
 
     def holds(self, x: object) -> bool:
         """``x in s`` as for ``set``: any hashable ``x`` gets an answer, and
@@ -451,8 +446,13 @@ class SetEngine:
 
     def index_ids(self, arr: np.ndarray, scalar: bool = False) -> np.ndarray:
         """Positions of an id array (negative ids raise), -1 where absent."""
+        return self.find_ids(arr, scalar, np.empty(arr.shape[0], np.int64))
+
+    def find_ids(self, arr: np.ndarray, scalar: bool, out: np.ndarray) -> np.ndarray:
+        """``out`` filled with each id's membership (bool ``out``) or
+        position (int64 ``out``), threaded where :func:`threaded` says so;
+        negative ids raise, and only then are they looked for."""
         a = self.state
-        out = np.empty(arr.shape[0], np.int64)
         kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
         if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out, *kernels.LOOKUP_TUNING):
             reject_negative(arr, scalar)
