@@ -35,20 +35,6 @@ from numba import njit
 from ..io.console import Stopwatch, progress, pyplot
 from ..world.world import World
 
-__all__ = [
-    "BOX",
-    "DRAG_SHARE",
-    "DT",
-    "GRAVITY",
-    "MORTAL_SHARE",
-    "DemoSummary",
-    "ParticleWorld",
-    "apply_drag",
-    "integrate",
-    "plot",
-    "run_demo",
-]
-
 #: Seconds of simulated time per step.
 DT = 1.0 / 60.0
 #: Shares of particles that carry a lifetime, and drag.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -23,9 +23,6 @@ from .ids import (
     kernel_ids,
 )
 from .index_kinds import KINDS, kind_named
-
-if TYPE_CHECKING:
-    pass
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
