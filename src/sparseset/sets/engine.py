@@ -187,11 +187,6 @@ class SetEngine:
         rows = min(members, kind.row_limit(index))
         return cls(kind, SetState(index, np.empty(rows, kind.id_dtype), 0))
 
-    def hold(self, state: Any) -> None:
-        """Keep ``state`` from now on: the same set, with more attributes (a
-        store's columns)."""
-        self.state = state
-
     def hand_out_twin(self, schema: Any, entities: Any) -> Any:
         """The jit twin of this state, made on first use; from then on the
         twin holds the state (see :mod:`sparseset.jit`)."""
@@ -410,10 +405,6 @@ class SetEngine:
         a = self.state
         kernels.sort(a.sparse, a.dense, a.n)
         a.epoch += 1
-
-    def changed_order(self) -> None:
-        """Note that the members moved (a store's sort): checkpoints die."""
-        self.state.epoch += 1
 
     # -- queries ----------------------------------------------------------
 
