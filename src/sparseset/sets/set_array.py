@@ -37,6 +37,7 @@ from ..kernels.marks import empty_marks
 from ..kernels.set_rows import fill_rows
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import as_ids
+from .locking import Guarded, atomic
 
 # -- compiled batches for the Python methods, on the state's own methods ----
 
@@ -81,7 +82,8 @@ def _trail_length(st: SetArrayState) -> Int:
     return st.trail_len
 
 
-class SetArray:
+@atomic(unlocked=("__len__",))
+class SetArray(Guarded):
     """``count`` sets of values in ``[0, universe)``, narrowed by removals
     and restored together by one checkpoint and rollback.
 

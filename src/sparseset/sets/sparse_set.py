@@ -17,12 +17,13 @@ import numpy as np
 
 from .. import config, kernels
 from .checkpoints import Checkpoint
-from .engine import SetEngine
+from .engine import INT64_END, SetEngine
 from .ids import (
     ids_among,
     kernel_ids,
 )
 from .index_kinds import KINDS, kind_named
+from .locking import Guarded, atomic, exclusive
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -52,7 +53,8 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     return operator
 
 
-class SparseSet(MutableSet[int]):
+@atomic(unlocked=("__contains__", "__len__", "add", "discard"))
+class SparseSet(MutableSet[int], Guarded):
     """A set of non-negative integer ids with batch operations at C speed.
 
     Mirrors Python's :class:`set`, batch-first: ``add``, ``discard``,
@@ -96,6 +98,9 @@ class SparseSet(MutableSet[int]):
     A set is the ``set`` API over one :class:`~sparseset.sets.engine.SetEngine`,
     which owns its state and every operation on it; a
     :class:`~sparseset.ComponentStore` holds an engine of its own.
+
+    Every call is atomic, as ``set``'s are: threads may share a set (see
+    :mod:`sparseset.sets.locking`; its twin is the exception).
     """
 
     __slots__ = ("__weakref__", "_engine")
@@ -317,6 +322,21 @@ class SparseSet(MutableSet[int]):
         >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
         (2, 0, [5, 2])
         """
+        engine = self._engine
+        if type(ids) is int and 0 <= ids < engine.kind.limit:
+            # One compiled call, then n: the lock alone keeps it atomic.
+            lock = self._guard.lock
+            lock.acquire()
+            try:
+                added = engine.state.add(ids)
+            finally:
+                lock.release()
+            if added >= 0:
+                return int(added)
+        return self._add(ids)
+
+    @exclusive
+    def _add(self, ids: Any) -> int:
         return self._engine.add(ids)
 
     def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
@@ -330,10 +350,18 @@ class SparseSet(MutableSet[int]):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
+        if type(ids) is int and 0 <= ids < INT64_END:
+            lock = self._guard.lock
+            lock.acquire()
+            try:
+                return int(self._engine.state.remove(ids))
+            finally:
+                lock.release()
+        return self._discard(ids)
+
+    @exclusive
+    def _discard(self, ids: Any) -> int:
         engine = self._engine
-        removed = engine.discard_one(ids)
-        if removed is not None:
-            return removed
         return engine.discard(engine.removal_batch(ids)[0])
 
     def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
@@ -456,7 +484,18 @@ class SparseSet(MutableSet[int]):
 
     def __contains__(self, x: object) -> bool:
         # As for set: any hashable x gets an answer, and only an id can be
-        # a member. Plain ints first, on the scalar kernel.
+        # a member. Plain ints first, on the scalar kernel, read with no
+        # lock and kept if no writer overlapped (see .locking).
+        guard = self._guard
+        version = guard.version
+        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
+            found = self._engine.state.contains_key(x)
+            if guard.version == version and not guard.writing:
+                return bool(found)
+        return self._holds(x)
+
+    @exclusive
+    def _holds(self, x: object) -> bool:
         return self._engine.holds(x)
 
     def index(self, ids: Any) -> Any:

@@ -20,6 +20,7 @@ from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
 from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.index_kinds import kind_named
+from ..sets.locking import Guarded, atomic, exclusive
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
 
@@ -107,7 +108,8 @@ def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
     )
 
 
-class ComponentStore:
+@atomic(unlocked=("__contains__", "__len__", "get"))
+class ComponentStore(Guarded):
     """Ids with named struct-of-arrays columns, aligned row for row.
 
     Parameters
@@ -138,6 +140,9 @@ class ComponentStore:
     Integer values of any dtype (Python ints included) go into any integer
     column when they fit; one that does not raises ``ValueError`` naming the
     column, the value and its row, and nothing changes.
+
+    Every call is atomic, as ``dict``'s are: threads may share a store (see
+    :mod:`sparseset.sets.locking`; its twin is the exception).
 
     Examples
     --------
@@ -415,11 +420,29 @@ class ComponentStore:
         >>> store.get([5])["pos"].tolist(), store.get(4)["pos"].tolist()
         ([[3.0, 4.0]], [1.0, 2.0])
         """
-        if type(ids) is int and 0 <= ids < INT64_END:
-            return self._get_one(self._key_map.key_of(ids), ids)
-        if isinstance(ids, np.integer) and 0 <= ids < INT64_END:
-            # One numpy id (``e[0]`` of a handle array) takes the scalar
-            # path too: a Python int's answer, without a batch kernel.
+        guard = self._guard
+        version = guard.version
+        # One id, a Python int or a numpy one (``e[0]`` of a handle array),
+        # is read on the scalar kernel with no lock, and the answer kept if
+        # no writer overlapped it (see .locking).
+        if (
+            (type(ids) is int or isinstance(ids, np.integer))
+            and 0 <= ids < INT64_END
+            and not guard.writing
+        ):
+            try:
+                row = self._get_one(self._key_map.key_of(int(ids)), ids)
+            except Exception:
+                if guard.version == version and not guard.writing:
+                    raise
+            else:
+                if guard.version == version and not guard.writing:
+                    return row
+        return self._get(ids)
+
+    @exclusive
+    def _get(self, ids: Any) -> dict[str, Any]:
+        if (type(ids) is int or isinstance(ids, np.integer)) and 0 <= ids < INT64_END:
             return self._get_one(self._key_map.key_of(int(ids)), ids)
         positions, scalar = self._positions(ids)
         if scalar:
@@ -878,6 +901,16 @@ class ComponentStore:
         return read_store(cls, path, id, schema, index)
 
     def __contains__(self, x: object) -> bool:
+        guard = self._guard
+        version = guard.version
+        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
+            found = self._engine.state.contains_key(x)
+            if guard.version == version and not guard.writing:
+                return bool(found)
+        return self._holds(x)
+
+    @exclusive
+    def _holds(self, x: object) -> bool:
         return self._engine.holds(x)
 
     def __len__(self) -> int:

@@ -6,11 +6,12 @@ goes; its storage is a :class:`~sparseset.ComponentStore` with one column.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, ValuesView
 from typing import Any
 
 import numpy as np
 
+from ..sets.locking import Guarded, atomic, share_guard
 from .component_store import ComponentStore
 
 
@@ -21,7 +22,27 @@ class _MapStore(ComponentStore):
         return "SparseMap values"
 
 
-class SparseMap(MutableMapping[int, Any]):
+class _Items(ItemsView[int, Any]):
+    """``m.items()``: iterates a snapshot taken when the iteration starts."""
+
+    _mapping: SparseMap
+
+    def __iter__(self) -> Iterator[tuple[int, Any]]:
+        ids, values = self._mapping.snapshot()
+        return zip(ids, values, strict=True)
+
+
+class _Values(ValuesView[Any]):
+    """``m.values()``: iterates a snapshot taken when the iteration starts."""
+
+    _mapping: SparseMap
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._mapping.snapshot()[1])
+
+
+@atomic(unlocked=("__contains__", "__getitem__", "__len__"))
+class SparseMap(MutableMapping[int, Any], Guarded):
     """A mapping from integer id to one value, on a one-column store.
 
     Mirrors ``dict`` for single ids (``m[5] = 1.0``, ``m[5]``, ``del m[5]``)
@@ -52,6 +73,8 @@ class SparseMap(MutableMapping[int, Any]):
         self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "flat"
     ) -> None:
         self._store = _MapStore({"value": (dtype, shape)}, capacity, index)
+        # The map's calls and its store's are atomic together.
+        share_guard(self, self._store)
 
     @property
     def store(self) -> ComponentStore:
@@ -143,6 +166,40 @@ class SparseMap(MutableMapping[int, Any]):
 
     def __contains__(self, key: object) -> bool:
         return key in self._store
+
+    def items(self) -> ItemsView[int, Any]:
+        """The ``(key, value)`` pairs; each iteration walks a snapshot, so
+        other threads (or the loop itself) may change the map meanwhile.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]
+        >>> for k, v in m.items():
+        ...     del m[k]
+        >>> len(m)
+        0
+        """
+        return _Items(self)
+
+    def values(self) -> ValuesView[Any]:
+        """The values; each iteration walks a snapshot, as :meth:`items`.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]; [int(v) for v in m.values()]
+        [1, 2]
+        """
+        return _Values(self)
+
+    def snapshot(self) -> tuple[list[int], np.ndarray]:
+        """The keys (a list) and a copy of the values, taken at one moment.
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]; m.snapshot()
+        ([3, 4], array([1, 2], dtype=int32))
+        """
+        return self.ids.tolist(), self.data.copy()
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -320,6 +377,7 @@ class SparseMap(MutableMapping[int, Any]):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._store = state["store"]
+        share_guard(self, self._store)
 
 
 __all__ = ["SparseMap"]

@@ -39,9 +39,10 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.options import ROW
-from ..sets.engine import threaded
+from ..sets.engine import INT64_END, threaded
 from ..sets.ids import as_ids, kernel_ids, one_id
 from ..sets.index_kinds import KINDS
+from ..sets.locking import atomic, exclusive
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 
@@ -148,6 +149,7 @@ class Joined(Protocol):
 PackKernel = Callable[..., int]
 
 
+@atomic(unlocked=("__contains__", "__len__", "get"))
 class EntityStore(ComponentStore):
     """A component's store: a :class:`~sparseset.ComponentStore` keyed by entity.
 
@@ -630,9 +632,19 @@ class EntityStore(ComponentStore):
 
     def __contains__(self, x: object) -> bool:
         # As set's `in`: any hashable x gets an answer; only a live handle
-        # can have the component.
-        # As set's `in`: any hashable x gets an answer; only a live handle
-        # can have the component.
+        # can have the component. One handle is read with no lock, and the
+        # answer kept if no writer overlapped it (see sets.locking).
+        guard = self._guard
+        version = guard.version
+        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
+            key = self._entities.index_of(x)
+            found = key >= 0 and self._engine.state.contains_key(key)
+            if guard.version == version and not guard.writing:
+                return bool(found)
+        return self._holds(x)
+
+    @exclusive
+    def _holds(self, x: object) -> bool:
         handle = one_id(x, "handle")
         if handle is None or handle >= 2**63:
             return False

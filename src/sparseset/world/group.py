@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import kernels
+from ..sets.locking import Guarded, atomic
 from ..stores.component_store import UnknownColumnError, is_same_view
 from .entities import Entities
 from .entity_store import EntityStore, PackKernel
@@ -28,7 +29,8 @@ class Groups(Protocol):
     def group(self, *names: str) -> Group: ...
 
 
-class Group:
+@atomic(unlocked=("__len__",))
+class Group(Guarded):
     """Entities with every owned component, packed at the front of each store.
 
     Build one with :meth:`sparseset.World.group`. ``g[column]`` is a

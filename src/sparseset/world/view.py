@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.options import ROW
+from ..sets.locking import Guarded, atomic
 from .entities import Entities
 from .entity_store import EntityStore
 
@@ -27,7 +28,8 @@ class Views(Protocol):
     def view(self, *names: str, exclude: Any = ()) -> View: ...
 
 
-class View:
+@atomic()
+class View(Guarded):
     """Entities with all of ``include`` and none of ``exclude``, and their rows.
 
     Build one with :meth:`sparseset.World.view`. The join is computed when

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import config
 from ..sets.index_kinds import KINDS, kind_named
+from ..sets.locking import Guarded, atomic, share_guard
 from . import persistence
 from .entities import (
     INDEX_LIMIT,
@@ -42,7 +43,8 @@ class UnknownComponentError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class World:
+@atomic(unlocked=("__getitem__", "__len__", "get"))
+class World(Guarded):
     """Entities with generational handles, their components, views and groups.
 
     Parameters
@@ -234,9 +236,11 @@ class World:
             schema = dtype
         else:
             schema = {name: (dtype, shape)}
-        self._stores[name] = EntityStore(
+        store = EntityStore(
             self, self._entities, name, schema, self._capacity, self._index
         )
+        share_guard(store, self)
+        self._stores[name] = store
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -351,12 +355,14 @@ class World:
             raise ValueError(
                 f"{sorted(both)} both included and excluded: the view is always empty"
             )
-        return View(
+        view = View(
             self,
             self._entities,
             tuple(self._stores[name] for name in include),
             tuple(self._stores[name] for name in excluded),
         )
+        share_guard(view, self)
+        return view
 
     def group(self, *names: str) -> Group:
         """The owning group of ``names``: their stores packed in one order.
@@ -388,6 +394,7 @@ class World:
                     f"can be owned by one group only (use a view for other joins)"
                 )
         group = Group(self, self._entities, tuple(self._stores[n] for n in names))
+        share_guard(group, self)
         self._groups.append(group)
         return group
 
@@ -548,7 +555,9 @@ class World:
         for names, length in state.groups:
             # The saved order already packs the group: adopt it, move nothing.
             stores = tuple(self._stores[name] for name in names)
-            self._groups.append(Group(self, self._entities, stores, length))
+            group = Group(self, self._entities, stores, length)
+            share_guard(group, self)
+            self._groups.append(group)
 
 
 __all__ = [

@@ -1,0 +1,134 @@
+"""Atomic calls on stores and maps: threads that switch every microsecond
+(:mod:`stress`) end exactly as the serial run of the same work."""
+
+import numpy as np
+import pytest
+
+from sparseset import ComponentStore, SparseMap
+from stress import RUNS, run_threads
+
+pytestmark = pytest.mark.boundscheck
+
+KINDS = ["flat", "paged", "hash"]
+
+
+def check_store(store):
+    """Rows aligned with ids: every row holds its own id's values."""
+    ids = store.ids
+    assert ids.shape[0] == len(store) == len(set(ids.tolist()))
+    assert store.index(ids).tolist() == list(range(len(store)))
+    assert store["v"].tolist() == ids.tolist()
+    assert store["w"].tolist() == (2 * ids).tolist()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_batch_adds_keep_every_row_with_its_id(kind):
+    """4 threads x 500 batches of 20 ids of their own: 40,000 rows, each
+    holding its own id's values (the issue's third row)."""
+    workers, batches, size = 4, 500, 20
+    for _ in range(RUNS):
+        store = ComponentStore({"v": "i8", "w": "i8"}, index=kind)
+        plans = [
+            np.arange(w, workers * batches * size, workers).reshape(batches, size)
+            for w in range(workers)
+        ]
+
+        def work(store, plan):
+            def body():
+                for ids in plan:
+                    store.add(ids, v=ids, w=2 * ids)
+
+            return body
+
+        run_threads([work(store, plan) for plan in plans])
+        assert len(store) == workers * batches * size
+        check_store(store)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_adds_removals_sets_and_reads_on_disjoint_ids_match_the_serial_run(kind):
+    workers = 4
+    for run in range(RUNS):
+        store = ComponentStore({"v": "i8", "w": "i8"}, index=kind)
+        rng = np.random.default_rng(run)
+        plans = [rng.integers(0, 5000, (150, 16)) * workers + w for w in range(workers)]
+        wrong = []
+
+        def work(store, plan, wrong):
+            def body():
+                kept = set()
+                for i, ids in enumerate(plan):
+                    store.add(ids, v=ids, w=2 * ids)
+                    kept.update(ids.tolist())
+                    gone = plan[i // 2][:8]
+                    store.discard(gone)
+                    kept.difference_update(gone.tolist())
+                    x = int(ids[-1])
+                    if x in kept:
+                        store.set(x, w=2 * x)
+                        row = store.get(x)
+                        if (row["v"], row["w"]) != (x, 2 * x) or x not in store:
+                            wrong.append(x)
+                return kept
+
+            return body
+
+        kept = run_threads([work(store, plan, wrong) for plan in plans])
+        assert wrong == []
+        check_store(store)
+        assert set(store.ids.tolist()) == set().union(*kept)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_map_writes_and_reads_on_disjoint_keys_match_the_serial_run(kind):
+    workers = 4
+    for run in range(RUNS):
+        m = SparseMap("i8", index=kind)
+        rng = np.random.default_rng(run)
+        plans = [
+            (rng.integers(0, 4000, 600) * workers + w).tolist() for w in range(workers)
+        ]
+        wrong = []
+
+        def work(m, plan, wrong):
+            def body():
+                kept = {}
+                for i, k in enumerate(plan):
+                    m[k] = 3 * k
+                    kept[k] = 3 * k
+                    if i % 3 == 2:
+                        gone = plan[i - 1]
+                        if m.pop(gone, None) != kept.pop(gone, None):
+                            wrong.append(gone)
+                    if k in kept and m[k] != 3 * k:
+                        wrong.append(k)
+                return kept
+
+            return body
+
+        kept = run_threads([work(m, plan, wrong) for plan in plans])
+        assert wrong == []
+        expected = {}
+        for part in kept:
+            expected.update(part)
+        assert dict(m.items()) == expected
+
+
+def test_map_iteration_while_another_thread_writes_gives_a_snapshot():
+    m = SparseMap("i8")
+    m.update({k: k for k in range(500)})
+
+    def write():
+        for k in range(3000):
+            m.pop(k % 500, None)
+            m.discard(range(k % 7, 500, 7))
+            m.update({j: j for j in range(500)})
+
+    def iterate():
+        for _ in range(100):
+            items = list(m.items())
+            assert all(k == v for k, v in items)
+            assert len({k for k, _ in items}) == len(items)
+            assert all(v in range(500) for v in m.values())
+
+    run_threads([write, iterate])
