@@ -31,7 +31,7 @@ int64 ids), with up to 2x spare room from amortized growth.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -53,18 +53,18 @@ class IndexKind:
     """
 
     module: ModuleType
+    #: Ids live in ``[0, limit)``. A field, not a property: the one-id
+    #: paths read it on every call.
+    limit: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limit", int(self.module.LIMIT))
 
     @property
     def name(self) -> str:
         """What ``SparseSet(index=...)`` calls it."""
         name: str = self.module.NAME
         return name
-
-    @property
-    def limit(self) -> int:
-        """Ids live in ``[0, limit)``."""
-        limit: int = self.module.LIMIT
-        return limit
 
     @property
     def id_dtype(self) -> np.dtype[Any]:

@@ -54,6 +54,10 @@ from collections.abc import Callable, Iterable
 from types import FunctionType
 from typing import Any, ParamSpec, Self, SupportsIndex, TypeVar
 
+import numpy as np
+
+from .engine import INT64_END
+
 T = TypeVar("T", bound=type)
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -191,6 +195,34 @@ def guard_of(obj: Guarded) -> Guard:
     return obj._guard
 
 
+def holds_lock_free(guard: Guard, engine: Any, x: object) -> bool | None:
+    """``x in`` a set or store (``engine``'s members), read with no lock:
+    the answer for one id (a Python or numpy integer), or None where it
+    must be read under the lock (a writer overlapped the read, or ``x`` is
+    not one non-negative id).
+
+    Examples
+    --------
+    >>> from sparseset.sets.engine import SetEngine
+    >>> from sparseset.sets.index_kinds import KINDS
+    >>> engine = SetEngine.new(KINDS["flat"], 8); engine.add([4])
+    1
+    >>> guard = Guard()
+    >>> holds_lock_free(guard, engine, 4), holds_lock_free(guard, engine, "a")
+    (True, None)
+    """
+    version = guard.version
+    if type(x) is not int:
+        if not isinstance(x, np.integer):
+            return None
+        x = int(x)
+    if 0 <= x < INT64_END and not guard.writing:
+        found: bool = engine.state.contains_key(x)
+        if guard.version == version and not guard.writing:
+            return found
+    return None
+
+
 def foreign_guards(guard: Guard, values: Iterable[Any]) -> list[Guard]:
     """The guards of the guarded ``values`` other than ``guard``.
 
@@ -224,47 +256,75 @@ def exclusive(method: Callable[P, R]) -> Callable[P, R]:
     1
     """
 
+    if list(inspect.signature(method).parameters) == ["self"]:
+        return exclusive_alone(method)  # type: ignore[return-value]
+
     @functools.wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         guard: Guard = args[0]._guard  # type: ignore[attr-defined]
-        if len(args) > 1 or kwargs:
-            others = foreign_guards(guard, (*args[1:], *kwargs.values()))
-            if others:
-                result: R = holding([guard, *others], method, args, kwargs)
-                return result
-        with guard.lock:
-            guard.writing += 1
-            try:
-                return method(*args, **kwargs)
-            finally:
-                guard.version += 1
-                guard.writing -= 1
+        for value in args:
+            if isinstance(value, Guarded) and value._guard is not guard:
+                return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
+        if kwargs and foreign_guards(guard, kwargs.values()):
+            return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
+        # acquire/release rather than ``with``: half the cost per call.
+        lock = guard.lock
+        lock.acquire()
+        guard.writing += 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            guard.version += 1
+            guard.writing -= 1
+            lock.release()
+
+    call.__exclusive__ = True  # type: ignore[attr-defined]
+    return call
+
+
+def exclusive_alone(method: Callable[[Any], R]) -> Callable[[Any], R]:
+    """:func:`exclusive` for a method of ``self`` alone (a property, an
+    operator such as ``__iter__``): no arguments to look through."""
+
+    @functools.wraps(method)
+    def call(self: Any) -> R:
+        guard: Guard = self._guard
+        lock = guard.lock
+        lock.acquire()
+        guard.writing += 1
+        try:
+            return method(self)
+        finally:
+            guard.version += 1
+            guard.writing -= 1
+            lock.release()
 
     call.__exclusive__ = True  # type: ignore[attr-defined]
     return call
 
 
 def holding(
-    guards: list[Guard],
+    guard: Guard,
     method: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """Call ``method`` holding every guard of ``guards``, taken in the order
-    of their ids so that threads taking the same guards cannot deadlock."""
-    guards = sorted(guards, key=id)
+    """Call ``method`` holding ``guard`` and the guards of the guarded
+    arguments, taken in the order of their ids so that threads taking the
+    same guards cannot deadlock."""
+    guards = sorted([guard, *foreign_guards(guard, (*args, *kwargs.values()))], key=id)
     taken: list[Guard] = []
     try:
-        for guard in guards:
-            guard.lock.acquire()
-            taken.append(guard)
-            guard.writing += 1
+        for each in guards:
+            each.lock.acquire()
+            taken.append(each)
+            each.writing += 1
         return method(*args, **kwargs)
     finally:
-        for guard in reversed(taken):
-            guard.version += 1
-            guard.writing -= 1
-            guard.lock.release()
+        for each in reversed(taken):
+            each.version += 1
+            each.writing -= 1
+            each.lock.release()
 
 
 def is_exclusive(function: Any) -> bool:
@@ -345,6 +405,7 @@ __all__ = [
     "gil_enabled",
     "guard_of",
     "holding",
+    "holds_lock_free",
     "is_exclusive",
     "share_guard",
 ]

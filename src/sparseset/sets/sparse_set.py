@@ -23,7 +23,7 @@ from .ids import (
     kernel_ids,
 )
 from .index_kinds import KINDS, kind_named
-from .locking import Guarded, atomic, exclusive
+from .locking import Guarded, atomic, exclusive, holds_lock_free
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -332,7 +332,7 @@ class SparseSet(MutableSet[int], Guarded):
             finally:
                 lock.release()
             if added >= 0:
-                return int(added)
+                return 1 if added else 0  # a twin answers a bool
         return self._add(ids)
 
     @exclusive
@@ -486,13 +486,8 @@ class SparseSet(MutableSet[int], Guarded):
         # As for set: any hashable x gets an answer, and only an id can be
         # a member. Plain ints first, on the scalar kernel, read with no
         # lock and kept if no writer overlapped (see .locking).
-        guard = self._guard
-        version = guard.version
-        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
-            found = self._engine.state.contains_key(x)
-            if guard.version == version and not guard.writing:
-                return bool(found)
-        return self._holds(x)
+        found = holds_lock_free(self._guard, self._engine, x)
+        return self._holds(x) if found is None else found
 
     @exclusive
     def _holds(self, x: object) -> bool:

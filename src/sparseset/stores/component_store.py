@@ -20,7 +20,7 @@ from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
 from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.index_kinds import kind_named
-from ..sets.locking import Guarded, atomic, exclusive
+from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
 
@@ -901,13 +901,8 @@ class ComponentStore(Guarded):
         return read_store(cls, path, id, schema, index)
 
     def __contains__(self, x: object) -> bool:
-        guard = self._guard
-        version = guard.version
-        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
-            found = self._engine.state.contains_key(x)
-            if guard.version == version and not guard.writing:
-                return bool(found)
-        return self._holds(x)
+        found = holds_lock_free(self._guard, self._engine, x)
+        return self._holds(x) if found is None else found
 
     @exclusive
     def _holds(self, x: object) -> bool:

@@ -636,8 +636,12 @@ class EntityStore(ComponentStore):
         # answer kept if no writer overlapped it (see sets.locking).
         guard = self._guard
         version = guard.version
-        if type(x) is int and 0 <= x < INT64_END and not guard.writing:
-            key = self._entities.index_of(x)
+        if (
+            (type(x) is int or isinstance(x, np.integer))
+            and 0 <= x < INT64_END
+            and not guard.writing
+        ):
+            key = self._entities.index_of(int(x))
             found = key >= 0 and self._engine.state.contains_key(key)
             if guard.version == version and not guard.writing:
                 return bool(found)
