@@ -220,7 +220,7 @@ def serial_members(batches_by_worker):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_batch_adds_and_discards_on_disjoint_ids_match_the_serial_run(kind):
-    workers, count = 4, 400
+    workers, count = 4, 2000
     for run in range(RUNS):
         batches = [
             own_batches(w, workers, count, 50, 50_000, run) for w in range(workers)
