@@ -25,7 +25,7 @@ KINDS = ["flat", "paged", "hash"]
 
 #: The scalar hot paths each container guards by hand (see sets.locking).
 HAND_GUARDED = {
-    SparseSet: {"__contains__", "__len__", "add", "discard"},
+    SparseSet: {"__contains__", "__len__", "add", "discard", "remove"},
     ComponentStore: {"__contains__", "__len__", "get"},
     SparseMap: {"__contains__", "__getitem__", "__len__"},
     World: {"__getitem__", "__len__", "get"},

@@ -15,8 +15,9 @@ with the same errors.
 
 Scalar calls (one plain ``int``) take the state's own ``contains_key``,
 ``index_key``, ``add`` and ``remove``: a :class:`SetState` answers them
-from the scalar kernels, a twin from its compiled methods, so the engine
-never asks which one it holds.
+from the scalar kernels, a twin from its compiled methods, so neither the
+engine nor a container asks which one it holds. The containers call
+``add`` and ``remove`` themselves, under their lock (see :mod:`.locking`).
 """
 
 from __future__ import annotations
@@ -261,10 +262,6 @@ class SetEngine:
         """Add the non-members of ``ids`` (any accepted input) in batch
         order; how many were new."""
         a = self.state
-        if type(ids) is int and 0 <= ids < self.kind.limit:
-            added = int(a.add(ids))
-            if added >= 0:
-                return added
         n = a.n
         arr, scalar = as_ids(ids)
         a.n = self.insert(arr, scalar, ids, None)
@@ -344,13 +341,6 @@ class SetEngine:
         """``arr``, copied if it shares memory with ``dense``: ``s.discard(s.ids)``
         would otherwise read ids that its own swaps are moving."""
         return arr.copy() if np.may_share_memory(arr, self.state.dense) else arr
-
-    def discard_one(self, x: Any) -> int | None:
-        """Discard one plain int id without the batch machinery: how many
-        left (0 or 1), or None where this path does not apply."""
-        if type(x) is not int or not 0 <= x < INT64_END:
-            return None
-        return int(self.state.remove(x))
 
     def discard(self, arr: np.ndarray) -> int:
         """Discard validated ids (non-negative, any integer dtype)."""

@@ -53,7 +53,7 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     return operator
 
 
-@atomic(unlocked=("__contains__", "__len__", "add", "discard"))
+@atomic(unlocked=("__contains__", "__len__", "add", "discard", "remove"))
 class SparseSet(MutableSet[int], Guarded):
     """A set of non-negative integer ids with batch operations at C speed.
 
@@ -354,7 +354,7 @@ class SparseSet(MutableSet[int], Guarded):
             lock = self._guard.lock
             lock.acquire()
             try:
-                return int(self._engine.state.remove(ids))
+                return 1 if self._engine.state.remove(ids) else 0
             finally:
                 lock.release()
         return self._discard(ids)
@@ -380,12 +380,21 @@ class SparseSet(MutableSet[int], Guarded):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
+        if type(ids) is int and 0 <= ids < INT64_END:
+            lock = self._guard.lock
+            lock.acquire()
+            try:
+                removed = self._engine.state.remove(ids)
+            finally:
+                lock.release()
+            if not removed:
+                raise KeyError(f"id = {ids} is not a member; nothing was removed")
+            return 1
+        return self._remove(ids)
+
+    @exclusive
+    def _remove(self, ids: Any) -> int:
         engine = self._engine
-        removed = engine.discard_one(ids)
-        if removed == 0:
-            raise KeyError(f"id = {ids} is not a member; nothing was removed")
-        if removed is not None:
-            return removed
         arr, scalar = engine.removal_batch(ids)
         engine.require_members(arr, scalar, ids)
         return engine.discard(arr)
