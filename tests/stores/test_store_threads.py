@@ -114,6 +114,40 @@ def test_map_writes_and_reads_on_disjoint_keys_match_the_serial_run(kind):
         assert dict(m.items()) == expected
 
 
+def test_overlapping_writers_keep_rows_aligned_and_end_in_a_serial_state():
+    """Threads write the same ids (value = id * 10 + thread) and discard
+    some: each row holds its own id's value, written by one of the threads
+    whose last operation on that id was a write."""
+    workers = 4
+    for run in range(RUNS):
+        store = ComponentStore({"v": "i8"})
+        rng = np.random.default_rng(run)
+        plans = [rng.integers(0, 2000, (150, 20)) for _ in range(workers)]
+
+        def work(store, plan, t):
+            def body():
+                last = {}
+                for i, ids in enumerate(plan):
+                    if i % 4 == 3:
+                        store.discard(ids)
+                        last.update(dict.fromkeys(ids.tolist(), None))
+                    else:
+                        store.add(ids, v=ids * 10 + t)
+                        last.update(dict.fromkeys(ids.tolist(), t))
+                return last
+
+            return body
+
+        lasts = run_threads([work(store, plan, t) for t, plan in enumerate(plans)])
+        ids, values = store.ids, store["v"]
+        assert store.index(ids).tolist() == list(range(len(store)))
+        assert (values // 10).tolist() == ids.tolist()
+        for x, v in zip(ids.tolist(), values.tolist(), strict=True):
+            assert any(last.get(x) == v % 10 for last in lasts), x
+        for x in set().union(*lasts) - set(ids.tolist()):
+            assert any(x in last and last[x] is None for last in lasts), x
+
+
 def test_map_iteration_while_another_thread_writes_gives_a_snapshot():
     m = SparseMap("i8")
     m.update({k: k for k in range(500)})
