@@ -10,7 +10,7 @@ A value is an integer in Python's syntax (``32768``, ``32_768``,
 ==============================  =========  ==========  ==========================
 name (env: ``SPARSESET_`` +)    default    range       what it tunes
 ==============================  =========  ==========  ==========================
-``PARALLEL_THRESHOLD``          32768      >= 1        lookups on all threads
+``PARALLEL_THRESHOLD``          131072     >= 1        lookups on all threads
 ``LOOKUP_CHUNK``                4096       1 - 2**24   ids per chunk of a batch
 ``DENSE_PREFETCH_AHEAD``        32         0 - 1024    lookup: dense prefetch
 ``ADD_PREFETCH_AHEAD``          32         0 - 1024    add, join: slot prefetch
@@ -62,7 +62,7 @@ This module imports nothing of sparseset, so every layer may import it.
 Examples
 --------
 >>> PARALLEL_THRESHOLD, TUNABLES["PARALLEL_THRESHOLD"].variable
-(32768, 'SPARSESET_PARALLEL_THRESHOLD')
+(131072, 'SPARSESET_PARALLEL_THRESHOLD')
 >>> setting("LOOKUP_CHUNK", 4096, 1, 2**24, {"SPARSESET_LOOKUP_CHUNK": "1_024"})
 1024
 >>> setting("LOOKUP_CHUNK", 4096, 1, 2**24, {"SPARSESET_LOOKUP_CHUNK": "0"})
@@ -155,12 +155,13 @@ def _tunable(name: str, default: int, low: int, high: int | None = None) -> int:
 # -- lookups and adds (sparseset.sets, sparseset.kernels.batch) -------------
 
 #: Lookup batches (``contains``, ``index``, a view's join) of at least this
-#: many ids run on all numba threads; below it, waking the threads costs
-#: more than they save.
-PARALLEL_THRESHOLD: Final = _tunable("PARALLEL_THRESHOLD", 1 << 15, 1)
-#: Ids per chunk of a lookup batch (the unit one thread takes, and the span
-#: of one sign-bit OR) and of an add's warm-up pass on a paged or hash
-#: index (whose temporary array takes 8 bytes per id of a chunk).
+#: many ids are shared out over ``numba.get_num_threads()`` threads (see
+#: :mod:`sparseset.sets.pool`); below it, waking a thread costs more than
+#: it saves.
+PARALLEL_THRESHOLD: Final = _tunable("PARALLEL_THRESHOLD", 1 << 17, 1)
+#: Ids per chunk of a lookup batch (the span of one prefetch pipeline and
+#: one sign-bit OR) and of an add's warm-up pass on a paged or hash index
+#: (whose temporary array takes 8 bytes per id of a chunk).
 LOOKUP_CHUNK: Final = _tunable("LOOKUP_CHUNK", 1 << 12, 1, 1 << 24)
 #: How many candidates ahead a lookup's check pass prefetches ``dense``, so
 #: that the cache misses of many checks are in flight at once.

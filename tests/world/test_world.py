@@ -412,7 +412,7 @@ def test_view_rows_let_a_system_update_exactly_the_matches():
 def test_view_rows_are_uint32_and_the_same_on_either_lookup_path(monkeypatch, threaded):
     # Big batches join through the threaded lookup, small ones through the
     # one-pass kernel: both must answer alike, in the documented dtype.
-    monkeypatch.setattr(entity_store, "threaded", lambda keys: threaded)
+    monkeypatch.setattr(entity_store, "shared", lambda count: threaded)
     w, e = make_world(40)
     rng = np.random.default_rng(7)
     w.add("pos", rng.permutation(e), pos=0.0)

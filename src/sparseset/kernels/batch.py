@@ -13,10 +13,8 @@ process that runs it. (Defaults would not do: numba's dispatcher takes
 its slow path, tens of microseconds, for every call that omits one.)
 """
 
-import types
-
 import numpy as np
-from numba import literal_unroll, njit, prange
+from numba import literal_unroll, njit
 from numba.core import types as numba_types
 from numba.extending import overload, register_jitable
 
@@ -46,8 +44,8 @@ UPSERT_TUNING = (
     config.ADD_PREFETCH_AHEAD,
     config.HASH_PREFETCH_AHEAD,
 )
-#: The tuning arguments callers pass to :func:`find_all` and
-#: :func:`find_all_parallel` (:data:`~sparseset.config.LOOKUP_CHUNK`,
+#: The tuning arguments callers pass to :func:`find_all`
+#: (:data:`~sparseset.config.LOOKUP_CHUNK`,
 #: :data:`~sparseset.config.DENSE_PREFETCH_AHEAD`,
 #: :data:`~sparseset.config.HASH_PREFETCH_AHEAD`).
 LOOKUP_TUNING = (
@@ -58,23 +56,6 @@ LOOKUP_TUNING = (
 #: The tuning argument callers pass to :func:`join_rows`
 #: (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
 JOIN_TUNING = (config.ADD_PREFETCH_AHEAD,)
-
-
-def serial_and_parallel(kernel):
-    """Compile a ``prange`` loop twice: serial, and threaded as ``<name>_parallel``.
-
-    One source, two cached variants; the copy gets its own name so the two
-    never share a cache file. The serial one is for small batches, where
-    waking threads costs more than the loop.
-    """
-    name = kernel.__name__ + "_parallel"
-    # The defaults too: they are the tuning arguments (see the module).
-    twin = types.FunctionType(
-        kernel.__code__, kernel.__globals__, name, kernel.__defaults__
-    )
-    twin.__qualname__ = name
-    twin.__doc__ = f"Threaded :func:`{kernel.__name__}` (``prange``), same results."
-    return njit(cache=True)(kernel), njit(cache=True, parallel=True)(twin)
 
 
 @njit(cache=True)
@@ -412,6 +393,7 @@ def lookup_chunk(sparse, dense, n, ids, start, stop, out, dense_ahead, hash_ahea
     return bits
 
 
+@njit(cache=True, nogil=True)
 def find_all(
     sparse,
     dense,
@@ -429,10 +411,10 @@ def find_all(
     Returns True if some id may be negative: the sign bits of all ids are
     OR-ed together, which costs no branch, so the caller looks for the
     culprit only when this says so (a uint64 id past 2**63 also sets it).
-    The batch is cut into ``chunk``-id chunks, each with its own OR (numba's
-    ``prange`` has no OR reduction; a min chains every element through a
-    compare). The last three arguments are the tuning arguments (see the
-    module).
+    The batch is looked up ``chunk`` ids at a time, each chunk with its
+    own prefetch pipeline. The kernel releases the GIL: a big batch is
+    shared out over threads in spans (:mod:`sparseset.sets.pool`). The last
+    three arguments are the tuning arguments (see the module).
 
     Examples
     --------
@@ -448,24 +430,14 @@ def find_all(
     >>> find_all(sparse, dense, n, queries, position, *LOOKUP_TUNING), position.tolist()
     (False, [1, -1, 0])
     """
-    chunks = (ids.shape[0] + chunk - 1) // chunk
-    signs = np.empty(chunks, np.int64)
-    for c in prange(chunks):
-        start = c * chunk
+    negative = False
+    for start in range(0, ids.shape[0], chunk):
         stop = min(start + chunk, ids.shape[0])
-        signs[c] = lookup_chunk(
+        bits = lookup_chunk(
             sparse, dense, n, ids, start, stop, out, dense_ahead, hash_ahead
         )
-    # A loop, not ``signs.min()``: numba's array min is a costly compile.
-    negative = False
-    for c in range(chunks):
-        negative |= signs[c] < 0
+        negative |= bits < 0
     return negative
-
-
-# The batch ``contains`` (bool out) and ``index`` (int64 out) are this one
-# kernel, under one name per compilation: serial, or threaded over chunks.
-find_all, find_all_parallel = serial_and_parallel(find_all)
 
 
 @njit(**NO_NRT)

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
-from .. import config, kernels
+from .. import kernels
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import (
     as_ids,
@@ -38,24 +37,10 @@ from .ids import (
     reject_out_of_range,
 )
 from .index_kinds import IndexKind, index_nbytes
+from .pool import share_out, shared
 
-#: Batches of at least this many ids are looked up on all numba threads
-#: (:data:`sparseset.config.PARALLEL_THRESHOLD`): below it, waking the
-#: threads costs more than they save.
-PARALLEL_THRESHOLD = config.PARALLEL_THRESHOLD
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
-
-
-def threaded(arr: np.ndarray) -> bool:
-    """Whether a lookup batch is big enough for the threaded kernels.
-
-    Examples
-    --------
-    >>> threaded(np.arange(10))
-    False
-    """
-    return arr.shape[0] >= PARALLEL_THRESHOLD and numba.get_num_threads() > 1
 
 
 class SetState:
@@ -431,11 +416,22 @@ class SetEngine:
 
     def find_ids(self, arr: np.ndarray, scalar: bool, out: np.ndarray) -> np.ndarray:
         """``out`` filled with each id's membership (bool ``out``) or
-        position (int64 ``out``), threaded where :func:`threaded` says so;
-        negative ids raise, and only then are they looked for."""
+        position (int64 ``out``), shared out over threads where
+        :func:`.pool.shared` says so; negative ids raise, and only then are
+        they looked for."""
         a = self.state
-        kernel = kernels.find_all_parallel if threaded(arr) else kernels.find_all
-        if kernel(a.sparse, a.dense, a.n, kernel_ids(arr), out, *kernels.LOOKUP_TUNING):
+        sparse, dense, n, ids = a.sparse, a.dense, a.n, kernel_ids(arr)
+        tuning = kernels.LOOKUP_TUNING
+        if shared(ids.shape[0]):
+            negative = share_out(
+                ids.shape[0],
+                lambda start, stop: kernels.find_all(
+                    sparse, dense, n, ids[start:stop], out[start:stop], *tuning
+                ),
+            )
+        else:
+            negative = kernels.find_all(sparse, dense, n, ids, out, *tuning)
+        if negative:
             reject_negative(arr, scalar)
         return out
 
@@ -485,4 +481,4 @@ class SetEngine:
         a.depth = int(token[1]) + 1
 
 
-__all__ = ["INT64_END", "PARALLEL_THRESHOLD", "SetEngine", "SetState", "threaded"]
+__all__ = ["INT64_END", "SetEngine", "SetState"]

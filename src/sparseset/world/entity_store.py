@@ -18,7 +18,7 @@ else (docs/architecture.md, "Who may ask what"):
   order), :meth:`EntityStore.state_key` (changes whenever the members or
   their order do) and look keys up with :meth:`EntityStore.contain_keys`,
   :meth:`EntityStore.index_keys` and :meth:`EntityStore.join_keys`,
-  which take the same (threaded) path as
+  which take the same (shared-out) path as
   :meth:`~sparseset.SparseSet.contains` where the containers would;
 - the owning group attaches with :meth:`EntityStore.own`, moves rows with
   :meth:`EntityStore.pack`, reports its moves with
@@ -39,10 +39,11 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.options import ROW
-from ..sets.engine import INT64_END, threaded
+from ..sets.engine import INT64_END
 from ..sets.ids import as_ids, kernel_ids, one_id
 from ..sets.index_kinds import KINDS
 from ..sets.locking import atomic, exclusive
+from ..sets.pool import shared
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 
@@ -493,9 +494,9 @@ class EntityStore(ComponentStore):
         positions in ``keys``, in order, and their rows here (both
         :data:`~sparseset.kernels.options.ROW`).
 
-        A batch the containers would look up on several threads takes
-        their threaded lookup; a smaller one (or one thread) the one-pass
-        join kernel, which does not re-read the batch to filter it.
+        A batch big enough to share out over threads takes the containers'
+        shared lookup; a smaller one (or one thread) the one-pass join
+        kernel, which does not re-read the batch to filter it.
 
         Examples
         --------
@@ -505,7 +506,7 @@ class EntityStore(ComponentStore):
         >>> [a.tolist() for a in w["hp"].join_keys(np.arange(3))]
         [[0, 2], [1, 0]]
         """
-        if threaded(keys):
+        if shared(keys.shape[0]):
             found = self.index_keys(keys)
             at = np.flatnonzero(found >= 0)
             return at.astype(ROW), found[at].astype(ROW)
