@@ -1,47 +1,49 @@
-"""Threaded lookups: what the ``prange`` kernels save, and from which batch size.
+"""Threaded lookups: what sharing a batch over threads saves, busy or not.
 
-``SparseSet.contains`` and ``index`` look a batch of at least
-``sparseset.sets.sparse_set.PARALLEL_THRESHOLD`` ids up on all numba threads
-(the ``*_parallel`` kernels), and a smaller one in a plain loop. Two
-classes keep the record behind that choice, on the flat set of the
-``sparse_set`` suite (``N = 1_000_000`` members drawn from a
-``4_000_000``-id space, queries half members and half non-members):
+``SparseSet.contains`` and ``index`` share a batch of at least
+``sparseset.config.PARALLEL_THRESHOLD`` ids out over numba's thread count:
+the caller and the library's own pool (``sparseset.sets.pool``) claim
+spans of it, each on the serial kernel ``find_all``, which releases the
+GIL. Three classes keep the record, on the flat set of the ``sparse_set``
+suite (``N = 1_000_000`` members drawn from a ``4_000_000``-id space,
+queries half members and half non-members):
 
 - ``ThreadedLookup``: the public ``s.contains`` and ``s.index`` of N
-  queries with numba set to 1 and to 2 threads; at 1 the set takes the
-  serial kernel itself. ``threads=1 / threads=2`` is the speedup.
-- ``LookupKernels``: the serial kernel ``sparseset.kernels.find_all``
-  against its threaded twin ``find_all_parallel`` (2 threads), both looking
-  up the same ``2**20`` queries in consecutive batches of ``batch`` ids,
-  from ``2**10`` (1024 calls) to ``2**20`` (one call). Every row does the
-  same lookups, so ns per id = time / ``2**20`` and time / (``2**20`` /
-  ``batch``) is one call; ``serial / parallel`` crosses 1 where threading
-  starts to pay, and the threshold belongs a little past that point. The
-  calls follow each other back to back, with their arguments (and the
-  ``out`` slices) made in ``setup``: each call pays its dispatch and, for
-  the threaded kernel, its launch, but the OpenMP workers may still be
-  spinning from the previous call. A lone call, after other work, pays
-  more to wake them, so read the crossover as a lower bound.
-
-The threads compete with everything else the machine runs: with one other
-busy process on a 2-core VM, numba's OpenMP workers (which spin between
-parallel regions) made every threaded call cost 8-16 ms, whatever its
-size. Only runs on an otherwise idle machine say anything about threading.
+  queries with numba set to 1 and to 2 threads; at 1 the set runs the
+  kernel on its caller. ``threads=1 / threads=2`` is the speedup.
+- ``SharedLookup``: the serial kernel against the same kernel shared out
+  over 2 threads (``pool.share_out``), both looking up the same ``2**20``
+  queries in consecutive batches of ``batch`` ids, from ``2**10`` (1024
+  calls) to ``2**20`` (one call). ``serial / shared`` crosses 1 where
+  sharing starts to pay; the threshold belongs a little past that point.
+- ``Contention``: the reads of ``python -m sparseset bench --contention``
+  (``contains``, ``index``, a view's ``rows`` and ``ids`` after a small
+  change) at 1k, 32k and 1M, on 1 and 2 threads, while a second process
+  runs the same read nonstop (``sparseset.bench.contention``): threads
+  must never lose to one thread there. The second process starts in
+  ``setup`` (once per read and size) and stops when the benchmark process
+  ends. Each sample times many calls (``sample_time``), not one.
 
 A thread count the machine lacks is skipped (``NotImplementedError``);
 ``teardown`` gives numba back all of its threads. Ratios in the same run
 are what to read, not the absolute times. ``setup`` reruns, untimed,
-before every timed call (``number = 1``); it only sets the threads and
-hands out the data, built once per benchmark process by the cached
-``_...`` functions below.
+before every timed call (``number = 1``, except in ``Contention``); it
+only sets the threads and hands out the data, built once per benchmark
+process by the cached ``_...`` functions below.
 """
 
+import atexit
 import functools
+import subprocess
+import sys
+import time
 
 import numba
 import numpy as np
 
 from sparseset import kernels
+from sparseset.bench import contention
+from sparseset.sets import pool
 
 from .sparse_set import (
     N,
@@ -54,12 +56,13 @@ from .sparse_set import (
 
 THREADS = [1, 2]
 THREAD_PARAM_NAMES = ["threads"]
-#: Query batch sizes for the kernels, around PARALLEL_THRESHOLD (2**15).
+#: Query batch sizes for the kernels, around PARALLEL_THRESHOLD (2**17).
 BATCHES = [2**10, 2**12, 2**14, 2**15, 2**16, 2**18, 2**20]
 #: Queries each kernel row looks up, in batches: the largest batch.
 TOTAL = BATCHES[-1]
 BATCH_PARAM_NAMES = ["batch"]
-#: Threads the threaded kernel runs on in ``LookupKernels``.
+CONTENTION_PARAM_NAMES = ["read", "size", "threads"]
+#: Threads a shared batch runs on in ``SharedLookup``.
 KERNEL_THREADS = 2
 
 # asv skips module attributes starting with "_", so the data builders below
@@ -93,19 +96,39 @@ def _batch_queries():
 
 @functools.cache
 def _warm_up():
-    """Compile (or load from numba's cache) the four lookup kernels.
-
-    On the benchmarks' own set and int64 queries, so the same
-    specialisations are hit.
-    """
-    a = _member_set()._arrays
+    """Compile (or load from numba's cache) the lookup kernel, for the
+    benchmarks' own set and int64 queries, bool and int64 answers."""
+    a = _member_set()._engine.state
     q = _contains_queries()[:4]
-    found = np.empty(4, np.bool_)
-    where = np.empty(4, np.int64)
-    kernels.find_all(a.sparse, a.dense, a.n, q, found, *kernels.LOOKUP_TUNING)
-    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, found, *kernels.LOOKUP_TUNING)
-    kernels.find_all(a.sparse, a.dense, a.n, q, where, *kernels.LOOKUP_TUNING)
-    kernels.find_all_parallel(a.sparse, a.dense, a.n, q, where, *kernels.LOOKUP_TUNING)
+    for out in (np.empty(4, np.bool_), np.empty(4, np.int64)):
+        kernels.find_all(a.sparse, a.dense, a.n, q, out, *kernels.LOOKUP_TUNING)
+
+
+#: The second processes of ``Contention``, by (read, size).
+_LOADS = {}
+
+
+def _stop_loads(keep=None):
+    for key in list(_LOADS):
+        if key != keep:
+            process = _LOADS.pop(key)
+            process.terminate()
+            process.wait()
+
+
+atexit.register(_stop_loads)
+
+
+def _load(read, size):
+    """A second process running ``read`` at ``size`` nonstop (started once,
+    given time to warm up); any other is stopped."""
+    _stop_loads(keep=(read, size))
+    if (read, size) not in _LOADS:
+        _LOADS[read, size] = subprocess.Popen(
+            [sys.executable, "-m", contention.__name__, read, str(size), "1"],
+            stdout=subprocess.DEVNULL,
+        )
+        time.sleep(contention.LOAD_START_SECONDS)
 
 
 class ThreadedLookup:
@@ -135,12 +158,13 @@ class ThreadedLookup:
         return self.s.index(self.q)
 
 
-class LookupKernels:
-    """The serial and the threaded ``contains`` kernel, ``batch`` ids a call.
+class SharedLookup:
+    """The serial kernel and the same shared out over 2 threads, ``batch``
+    ids a call.
 
     Each timed call looks up all ``2**20`` queries against the 1M-member
-    flat set, in ``2**20 / batch`` kernel calls; the threaded kernel runs on
-    2 threads. Each kernel call writes into its own slice of one ``out``.
+    flat set, in ``2**20 / batch`` batches. Each batch writes into its own
+    slice of one ``out``.
     """
 
     params = BATCHES
@@ -150,7 +174,7 @@ class LookupKernels:
     def setup(self, batch):
         _use_threads(KERNEL_THREADS)
         _warm_up()
-        a = _member_set()._arrays
+        a = _member_set()._engine.state
         q = _batch_queries()
         out = np.empty(TOTAL, np.bool_)
         self.calls = [
@@ -162,11 +186,46 @@ class LookupKernels:
         _all_threads()
 
     def time_serial(self, batch):
-        contains = kernels.find_all
+        contains, tuning = kernels.find_all, kernels.LOOKUP_TUNING
         for args in self.calls:
-            contains(*args)
+            contains(*args, *tuning)
 
-    def time_parallel(self, batch):
-        contains = kernels.find_all_parallel
+    def time_shared(self, batch):
+        contains, tuning = kernels.find_all, kernels.LOOKUP_TUNING
         for args in self.calls:
-            contains(*args)
+            pool.share_out(
+                args[3].shape[0],
+                lambda a, b, args=args: contains(
+                    *args[:3], args[3][a:b], args[4][a:b], *tuning
+                ),
+            )
+
+
+class Contention:
+    """Each threaded read on 1 and 2 threads while a second process runs
+    the same read nonstop (see the module notes)."""
+
+    params = (list(contention.READS), list(contention.SIZES), THREADS)
+    param_names = CONTENTION_PARAM_NAMES
+    # Many calls per sample (asv picks how many): one call's time on a busy
+    # machine is mostly the wait for a core.
+    sample_time = 0.05
+    repeat = (5, 20, 20.0)
+    timeout = 300
+
+    def setup(self, read, size, threads):
+        _use_threads(threads)
+        self.call = _workload(read, size)
+        self.call()
+        _load(read, size)
+
+    def teardown(self, read, size, threads):
+        _all_threads()
+
+    def time_read(self, read, size, threads):
+        self.call()
+
+
+@functools.cache
+def _workload(read, size):
+    return contention.workload(read, size, 0)

@@ -138,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a log-scale bar chart PNG (needs matplotlib)",
     )
     bench.add_argument("--json", metavar="PATH", help="write the numbers as JSON")
+    bench.add_argument(
+        "--contention",
+        action="store_true",
+        help="time the threaded reads alone and next to a second process "
+        "running the same (batch sizes 1,000, 32,768 and 1,000,000; "
+        "--quick: 1,000 and 32,768)",
+    )
     return parser
 
 
@@ -166,9 +173,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out=sys.stdout,
             )
             return 0 if summary.balanced else 1
+        quick = args.quick
+        if args.contention:
+            from ..bench.contention import SIZES, format_contention, run_contention
+
+            timings = run_contention(
+                repeats=args.repeats or (3 if quick else 5),
+                seed=args.seed,
+                sizes=SIZES[:2] if quick else SIZES,
+            )
+            print(format_contention(timings))
+            return 0
         from ..bench import run_bench, run_bench_processes
 
-        quick = args.quick
         n = args.n or (100_000 if quick else 1_000_000)
         options = {
             "repeats": args.repeats or (3 if quick else 5),

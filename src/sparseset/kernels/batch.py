@@ -440,7 +440,7 @@ def find_all(
     return negative
 
 
-@njit(**NO_NRT)
+@njit(**NO_NRT, nogil=True)
 def join_rows(keys, sparse, dense, n, rows, found, ahead):
     """Where the members among ``keys`` are, in ``keys`` and in the set.
 
@@ -450,7 +450,9 @@ def join_rows(keys, sparse, dense, n, rows, found, ahead):
     two stores, where a lookup, a mask and compactions each re-read the
     batch; the matched keys themselves are ``keys[rows]``, gathered only by
     a caller that needs them. On a flat index it prefetches ``ahead`` (a
-    tuning argument, see the module) as :func:`upsert_ahead` does.
+    tuning argument, see the module) as :func:`upsert_ahead` does. It
+    releases the GIL: a big batch is joined in spans on several threads
+    (:mod:`sparseset.sets.pool`).
 
     Examples
     --------

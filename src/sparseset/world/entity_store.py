@@ -43,7 +43,7 @@ from ..sets.engine import INT64_END
 from ..sets.ids import as_ids, kernel_ids, one_id
 from ..sets.index_kinds import KINDS
 from ..sets.locking import atomic, exclusive
-from ..sets.pool import shared
+from ..sets.pool import share_out, shared
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 
@@ -494,9 +494,9 @@ class EntityStore(ComponentStore):
         positions in ``keys``, in order, and their rows here (both
         :data:`~sparseset.kernels.options.ROW`).
 
-        A batch big enough to share out over threads takes the containers'
-        shared lookup; a smaller one (or one thread) the one-pass join
-        kernel, which does not re-read the batch to filter it.
+        One pass of the join kernel, which does not re-read the batch to
+        filter it; a batch big enough to share out over threads is joined
+        in spans on several (:mod:`sparseset.sets.pool`).
 
         Examples
         --------
@@ -506,18 +506,37 @@ class EntityStore(ComponentStore):
         >>> [a.tolist() for a in w["hp"].join_keys(np.arange(3))]
         [[0, 2], [1, 0]]
         """
-        if shared(keys.shape[0]):
-            found = self.index_keys(keys)
-            at = np.flatnonzero(found >= 0)
-            return at.astype(ROW), found[at].astype(ROW)
         count = keys.shape[0]
         at = np.empty(count, ROW)
         rows = np.empty(count, ROW)
         a = self._state()
-        m = kernels.batch.join_rows(
-            kernel_ids(keys), a.sparse, a.dense, a.n, at, rows, *kernels.JOIN_TUNING
+        sparse, dense, n, ids = a.sparse, a.dense, a.n, kernel_ids(keys)
+        tuning = kernels.JOIN_TUNING
+        if not shared(count):
+            m = kernels.batch.join_rows(ids, sparse, dense, n, at, rows, *tuning)
+            return at[:m], rows[:m]
+        matched: list[tuple[int, int]] = []
+
+        def join_span(start: int, stop: int) -> bool:
+            m = kernels.batch.join_rows(
+                ids[start:stop],
+                sparse,
+                dense,
+                n,
+                at[start:stop],
+                rows[start:stop],
+                *tuning,
+            )
+            at[start : start + m] += start  # positions in the span -> in keys
+            matched.append((start, m))
+            return False
+
+        share_out(count, join_span)
+        matched.sort()
+        return (
+            np.concatenate([at[start : start + m] for start, m in matched]),
+            np.concatenate([rows[start : start + m] for start, m in matched]),
         )
-        return at[:m], rows[:m]
 
     def own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on.
