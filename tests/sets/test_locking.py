@@ -25,10 +25,10 @@ KINDS = ["flat", "paged", "hash"]
 
 #: The scalar hot paths each container guards by hand (see sets.locking).
 HAND_GUARDED = {
-    SparseSet: {"__contains__", "__len__", "add", "discard", "remove"},
-    ComponentStore: {"__contains__", "__len__", "get"},
+    SparseSet: {"__contains__", "__len__", "add", "contains", "discard", "remove"},
+    ComponentStore: {"__contains__", "__len__", "contains", "get"},
     SparseMap: {"__contains__", "__getitem__", "__len__"},
-    World: {"__getitem__", "__len__", "get"},
+    World: {"__getitem__", "__len__", "get", "has"},
     SetArray: {"__len__"},
     View: set(),
     Group: {"__len__"},

@@ -53,7 +53,7 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     return operator
 
 
-@atomic(unlocked=("__contains__", "__len__", "add", "discard", "remove"))
+@atomic(unlocked=("__contains__", "__len__", "add", "contains", "discard", "remove"))
 class SparseSet(MutableSet[int], Guarded):
     """A set of non-negative integer ids with batch operations at C speed.
 
@@ -489,6 +489,11 @@ class SparseSet(MutableSet[int], Guarded):
         >>> s.contains(4), s.contains([1, 2, 2**40]).tolist()
         (True, [False, True, False])
         """
+        found = holds_lock_free(self._guard, self._engine, ids)
+        return self._contains(ids) if found is None else found
+
+    @exclusive
+    def _contains(self, ids: Any) -> Any:
         return self._engine.contains(ids)
 
     def __contains__(self, x: object) -> bool:

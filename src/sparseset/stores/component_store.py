@@ -108,7 +108,7 @@ def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
     )
 
 
-@atomic(unlocked=("__contains__", "__len__", "get"))
+@atomic(unlocked=("__contains__", "__len__", "contains", "get"))
 class ComponentStore(Guarded):
     """Ids with named struct-of-arrays columns, aligned row for row.
 
@@ -402,6 +402,16 @@ class ComponentStore(Guarded):
         >>> store.set(5, hp=9); store["hp"].tolist()
         [0, 9]
         """
+        if (type(ids) is int or isinstance(ids, np.integer)) and 0 <= ids < INT64_END:
+            # One id: its row is written in place, values validated as a
+            # batch's are, without the batch lookup and scatter.
+            key = self._key_map.key_of(int(ids))
+            p = self._engine.index_one(key)
+            if p < 0:
+                raise KeyError(self._key_map.lacking(ids, 0, True))
+            for name, rows in self._prepare(1, columns).items():
+                self._column(name)[p] = rows[0]
+            return
         positions, _ = self._positions(ids)
         self._scatter(positions, self._prepare(positions.shape[0], columns))
 
@@ -674,6 +684,11 @@ class ComponentStore(Guarded):
         >>> store.contains([4, 5]).tolist()
         [True, False]
         """
+        found = holds_lock_free(self._guard, self._engine, ids)
+        return self._contains(ids) if found is None else found
+
+    @exclusive
+    def _contains(self, ids: Any) -> Any:
         return self._engine.contains(ids)
 
     def index(self, ids: Any) -> Any:

@@ -150,7 +150,7 @@ class Joined(Protocol):
 PackKernel = Callable[..., int]
 
 
-@atomic(unlocked=("__contains__", "__len__", "get"))
+@atomic(unlocked=("__contains__", "__len__", "contains", "get"))
 class EntityStore(ComponentStore):
     """A component's store: a :class:`~sparseset.ComponentStore` keyed by entity.
 
@@ -615,6 +615,11 @@ class EntityStore(ComponentStore):
         >>> w["tag"].contains(e).tolist()
         [True, False]
         """
+        found = self._holds_lock_free(ids)
+        return self._contains(ids) if found is None else found
+
+    @exclusive
+    def _contains(self, ids: Any) -> Any:
         keys, scalar = self._resolved(ids)
         found = self._engine.contains_ids(keys, scalar)
         return bool(found[0]) if scalar else found
@@ -652,20 +657,27 @@ class EntityStore(ComponentStore):
 
     def __contains__(self, x: object) -> bool:
         # As set's `in`: any hashable x gets an answer; only a live handle
-        # can have the component. One handle is read with no lock, and the
-        # answer kept if no writer overlapped it (see sets.locking).
+        # can have the component.
+        found = self._holds_lock_free(x)
+        return self._holds(x) if found is None else found
+
+    def _holds_lock_free(self, x: object) -> bool | None:
+        """Whether one handle (a non-negative Python or numpy integer) has
+        the component, read with no lock; None where it must be read under
+        the lock (a writer overlapped the read, or ``x`` is not one such
+        handle). See :mod:`sparseset.sets.locking`."""
         guard = self._guard
         version = guard.version
-        if (
-            (type(x) is int or isinstance(x, np.integer))
-            and 0 <= x < INT64_END
-            and not guard.writing
-        ):
-            key = self._entities.index_of(int(x))
+        if type(x) is not int:
+            if not isinstance(x, np.integer):
+                return None
+            x = int(x)
+        if 0 <= x < INT64_END and not guard.writing:
+            key = self._entities.index_of(x)
             found = key >= 0 and self._engine.state.contains_key(key)
             if guard.version == version and not guard.writing:
                 return bool(found)
-        return self._holds(x)
+        return None
 
     @exclusive
     def _holds(self, x: object) -> bool:

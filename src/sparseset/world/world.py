@@ -43,7 +43,7 @@ class UnknownComponentError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-@atomic(unlocked=("__getitem__", "__len__", "get"))
+@atomic(unlocked=("__getitem__", "__len__", "get", "has"))
 class World(Guarded):
     """Entities with generational handles, their components, views and groups.
 
@@ -320,6 +320,7 @@ class World(Guarded):
         >>> w.has("tag", e).tolist(), w.has("tag", e[1])
         ([False, True], True)
         """
+        # One store call, atomic by itself: no lock of the world's here.
         return self[name].contains(handles)
 
     # -- joins ------------------------------------------------------------
