@@ -70,10 +70,12 @@ class SetState:
 
     __slots__ = (
         "__dict__",
+        "_dense",
         "_sparse",
-        "dense",
         "depth",
         "epoch",
+        "flat_dense",
+        "flat_sparse",
         "marks",
         "n",
         "owner",
@@ -100,22 +102,66 @@ class SetState:
     def sparse(self, index: Any) -> None:
         self._sparse = index
         self.parts = kernels.kinds.parts_of(index)
+        # A flat index is one uint32 array: Python reads and writes it
+        # through a memoryview for one id faster than a kernel call starts.
+        self.flat_sparse = index.data if type(index) is np.ndarray else None
+
+    @property
+    def dense(self) -> np.ndarray:
+        """The members, packed, in ``dense[:n]``."""
+        return self._dense
+
+    @dense.setter
+    def dense(self, dense: np.ndarray) -> None:
+        self._dense = dense
+        self.flat_dense = dense.data
 
     def contains_key(self, key: int) -> bool:
         """Whether ``key`` is a member."""
-        return bool(kernels.find_one(self.parts, self.dense, self.n, key) >= 0)
+        sparse = self.flat_sparse
+        if sparse is None:
+            return bool(kernels.find_one(self.parts, self._dense, self.n, key) >= 0)
+        try:
+            p = sparse[key]
+        except IndexError:  # past the index: not a member
+            return False
+        return p < self.n and self.flat_dense[p] == key
 
     def index_key(self, key: int) -> int:
         """The position of ``key``, -1 if it is not a member."""
-        return int(kernels.find_one(self.parts, self.dense, self.n, key))
+        sparse = self.flat_sparse
+        if sparse is None:
+            return int(kernels.find_one(self.parts, self._dense, self.n, key))
+        try:
+            p: int = sparse[key]
+        except IndexError:
+            return -1
+        return p if p < self.n and self.flat_dense[p] == key else -1
 
     def add(self, i: int) -> int:
         """Add id ``i``: 1 if new, 0 if a member already, -1 where the index
         or ``dense`` has no room for it (the engine's batch path grows them;
         a twin's ``add`` grows by itself and never answers -1)."""
         n = self.n
-        if n < self.dense.shape[0]:
-            p = kernels.add_one(self.parts, self.dense, n, i)
+        sparse = self.flat_sparse
+        if sparse is not None:
+            # kernels.element.claim on a flat index, in Python.
+            dense = self.flat_dense
+            try:
+                p = sparse[i]
+            except IndexError:  # past the index's capacity: grow first
+                return -1
+            if p < n and dense[p] == i:
+                return 0
+            if n == len(dense):
+                return -1
+            dense[n] = i
+            sparse[i] = n
+            self.n = n + 1
+            self.epoch += 1
+            return 1
+        if n < self._dense.shape[0]:
+            p = kernels.add_one(self.parts, self._dense, n, i)
             if p == n:
                 self.n = n + 1
                 self.epoch += 1
@@ -124,10 +170,29 @@ class SetState:
         return 0 if self.contains_key(i) else -1
 
     def remove(self, i: int) -> bool:
-        """Remove id ``i`` (swap-and-pop); whether it was a member."""
+        """Remove id ``i`` (swap-and-pop); whether it was a member. The
+        removed id lands at ``dense[n - 1]``, past the new ``n``, where a
+        rollback finds it (as :func:`sparseset.kernels.element.swap_remove`)."""
         n = self.n
-        self.n = kernels.discard_one(self.parts, self.dense, n, i)
-        return bool(self.n != n)
+        sparse = self.flat_sparse
+        if sparse is None:
+            self.n = kernels.discard_one(self.parts, self._dense, n, i)
+            return bool(self.n != n)
+        dense = self.flat_dense
+        try:
+            p = sparse[i]
+        except IndexError:
+            return False
+        if not (p < n and dense[p] == i):
+            return False
+        last = n - 1
+        moved = dense[last]
+        dense[p] = moved
+        sparse[moved] = p
+        dense[last] = i
+        sparse[i] = last
+        self.n = last
+        return True
 
 
 class SetEngine:
