@@ -195,11 +195,14 @@ def guard_of(obj: Guarded) -> Guard:
     return obj._guard
 
 
-def holds_lock_free(guard: Guard, engine: Any, x: object) -> bool | None:
+def holds_lock_free(
+    guard: Guard, engine: Any, x: object, key_of: Callable[[int], int] | None = None
+) -> bool | None:
     """``x in`` a set or store (``engine``'s members), read with no lock:
     the answer for one id (a Python or numpy integer), or None where it
     must be read under the lock (a writer overlapped the read, or ``x`` is
-    not one non-negative id).
+    not one non-negative id). ``key_of`` maps the id to its key in the
+    index first (a World store's handle to its entity index, -1 if dead).
 
     Examples
     --------
@@ -217,7 +220,8 @@ def holds_lock_free(guard: Guard, engine: Any, x: object) -> bool | None:
             return None
         x = int(x)
     if 0 <= x < INT64_END and not guard.writing:
-        found: bool = engine.state.contains_key(x)
+        key = x if key_of is None else key_of(x)
+        found: bool = key >= 0 and engine.state.contains_key(key)
         if guard.version == version and not guard.writing:
             return found
     return None

@@ -39,10 +39,9 @@ import numpy as np
 
 from .. import kernels
 from ..kernels.options import ROW
-from ..sets.engine import INT64_END
 from ..sets.ids import as_ids, kernel_ids, one_id
 from ..sets.index_kinds import KINDS
-from ..sets.locking import atomic, exclusive
+from ..sets.locking import atomic, exclusive, holds_lock_free
 from ..sets.pool import share_out, shared
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
@@ -662,22 +661,10 @@ class EntityStore(ComponentStore):
         return self._holds(x) if found is None else found
 
     def _holds_lock_free(self, x: object) -> bool | None:
-        """Whether one handle (a non-negative Python or numpy integer) has
-        the component, read with no lock; None where it must be read under
-        the lock (a writer overlapped the read, or ``x`` is not one such
-        handle). See :mod:`sparseset.sets.locking`."""
-        guard = self._guard
-        version = guard.version
-        if type(x) is not int:
-            if not isinstance(x, np.integer):
-                return None
-            x = int(x)
-        if 0 <= x < INT64_END and not guard.writing:
-            key = self._entities.index_of(x)
-            found = key >= 0 and self._engine.state.contains_key(key)
-            if guard.version == version and not guard.writing:
-                return bool(found)
-        return None
+        """Whether one live handle has the component, read with no lock;
+        None where it must be read under the lock (see
+        :func:`sparseset.sets.locking.holds_lock_free`)."""
+        return holds_lock_free(self._guard, self._engine, x, self._entities.index_of)
 
     @exclusive
     def _holds(self, x: object) -> bool:
