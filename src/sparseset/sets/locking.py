@@ -24,9 +24,12 @@ paths, which guard themselves at a fraction of the cost:
   call on arrays that writers only replace whole or change inside one
   compiled call, so a read overlapping a writer's steps is memory-safe;
   its answer is discarded.)
-- **Scalar writes** (``s.add(x)``, ``s.discard(x)`` on a SparseSet): the
-  lock alone. Each is one compiled call followed by publishing the new
-  size, so a reader in between sees the set as it was before the call.
+- **Scalar writes** (``s.add(x)``, ``s.discard(x)``, ``s.remove(x)`` on a
+  SparseSet): the lock alone. Each changes ``dense`` and the index (one
+  compiled call, or on a flat index a few memoryview writes, none of
+  which makes a member look absent or a non-member present except the id
+  written), then publishes the new size: a one-id read in between answers
+  as before the call or as after it, each a state that existed.
 
 What keeps the optimistic reads sound is a rule for kernels: a kernel that
 writes a container's arrays holds the GIL (it never runs ``nogil``); only

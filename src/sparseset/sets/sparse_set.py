@@ -324,7 +324,8 @@ class SparseSet(MutableSet[int], Guarded):
         """
         engine = self._engine
         if type(ids) is int and 0 <= ids < engine.kind.limit:
-            # One compiled call, then n: the lock alone keeps it atomic.
+            # One step on the state, then n: the lock alone keeps it atomic
+            # (see .locking).
             lock = self._guard.lock
             lock.acquire()
             try:
