@@ -138,7 +138,7 @@ def test_an_optimistic_read_overlapped_by_a_writer_is_read_again():
 def test_without_a_gil_every_read_takes_the_lock(monkeypatch):
     """On a free-threaded interpreter the optimistic reads are off: a guard
     is born with a writer that never leaves."""
-    monkeypatch.setattr(locking, "gil_enabled", lambda: False)
+    monkeypatch.setattr(locking, "BORN_WRITING", 1)
     s = SparseSet.from_ids([5])
     guard = guard_of(s)
     state = s._engine.state

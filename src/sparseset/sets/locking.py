@@ -98,6 +98,12 @@ def gil_enabled() -> bool:
     return True if is_enabled is None else bool(is_enabled())
 
 
+#: ``writing`` of a new guard: 1 for good on an interpreter that ran
+#: without a GIL when this module was imported (a GIL, once back on, stays
+#: on; a guard born locked only costs its readers the lock).
+BORN_WRITING = 0 if gil_enabled() else 1
+
+
 class Guard:
     """A reentrant lock and the seqlock counters of optimistic readers.
 
@@ -123,7 +129,7 @@ class Guard:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.writing = 0 if gil_enabled() else 1
+        self.writing = BORN_WRITING
         self.version = 0
 
 
@@ -404,6 +410,7 @@ def atomic(*, unlocked: Iterable[str] = ()) -> Callable[[T], T]:
 
 
 __all__ = [
+    "BORN_WRITING",
     "Guard",
     "Guarded",
     "atomic",
