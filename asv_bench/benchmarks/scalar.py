@@ -25,7 +25,13 @@ order. The library's classes are parametrized by index ``kind`` (``flat``,
   scalar; the dict hands out the row it holds;
 - ``WorldGet``: ``w.get("pos", h)`` of a live handle of a ``World`` of N
   entities vs esper 3's ``component_for_entity(e, _Pos)`` and ``rows[h]``
-  on a dict, each holding N entities.
+  on a dict, each holding N entities; also with the ``np.int64`` handles
+  ``create`` returns (``time_world_numpy_handles``);
+- ``OneHandle``: ``w.has("pos", h)``, ``h in w["pos"]`` and
+  ``w["pos"].set(h, pos=...)`` with ``np.int64`` handles, vs ``h in rows``
+  and ``rows[h]["pos"] = ...`` on the dict;
+- ``StoreSet``: ``store.set(x, mass=1.0)`` of a member vs
+  ``rows[x]["mass"] = 1.0``.
 
 The issue's targets: ``x in s`` <= 0.4 µs, scalar add and discard <= 1 µs,
 ``w.get(name, handle)`` <= 2 µs per call.
@@ -370,6 +376,11 @@ class WorldGet:
         for h in self.handles:
             get("pos", h)
 
+    def time_world_numpy_handles(self, kind):
+        get = self.world.get
+        for h in _numpy_entities():
+            get("pos", h)
+
     @skip_benchmark_if(esper is None)
     @_python_baseline(_esper_entities)
     def time_esper(self, kind):
@@ -382,3 +393,74 @@ class WorldGet:
         rows = _world_rows()
         for h in self.handles:
             rows[h]
+
+
+@functools.cache
+def _numpy_entities():
+    """``_entities()`` as the ``np.int64`` scalars a handle array holds."""
+    return list(np.array(_entities(), np.int64))
+
+
+class OneHandle:
+    """One ``np.int64`` handle per call: ``w.has``, ``in`` and ``set`` on the
+    world's ``pos`` store, CALLS handles."""
+
+    params = KINDS
+    param_names = PARAM_NAMES
+    number = 1
+    repeat = (20, 200, 4.0)
+
+    def setup(self, kind):
+        self.world = _world(kind)
+        self.handles = _numpy_entities()
+
+    def time_has(self, kind):
+        has = self.world.has
+        for h in self.handles:
+            has("pos", h)
+
+    def time_in(self, kind):
+        store = self.world["pos"]
+        for h in self.handles:
+            h in store  # noqa: B015
+
+    def time_set(self, kind):
+        store = self.world["pos"]
+        for h in self.handles:
+            store.set(h, pos=(1.0, 2.0, 3.0))
+
+    @_python_baseline(_world_rows)
+    def time_python_dict_in(self, kind):
+        rows = _world_rows()
+        for h in _entities():
+            h in rows  # noqa: B015
+
+    @_python_baseline(_world_rows)
+    def time_python_dict_set(self, kind):
+        rows = _world_rows()
+        for h in _entities():
+            rows[h]["pos"] = [1.0, 2.0, 3.0]
+
+
+class StoreSet:
+    """``store.set(x, mass=1.0)`` of CALLS members, one per call."""
+
+    params = KINDS
+    param_names = PARAM_NAMES
+    number = 1
+    repeat = (20, 200, 4.0)
+
+    def setup(self, kind):
+        self.store = _store(kind)
+        self.ids = _hits()
+
+    def time_componentstore(self, kind):
+        set_row = self.store.set
+        for x in self.ids:
+            set_row(x, mass=1.0)
+
+    @_python_baseline(_store_rows)
+    def time_python_dict(self, kind):
+        rows = _store_rows()
+        for x in _hits():
+            rows[x]["mass"] = 1.0
