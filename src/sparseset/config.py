@@ -21,6 +21,7 @@ name (env: ``SPARSESET_`` +)    default    range       what it tunes
 ``PAGED_PREFILL_BYTES_PER_ID``  64         0 - 2**20   paged: pages at once
 ``BITMAP_MEMBERS_PER_PROBE``    2          >= 0        set algebra: bitmap use
 ``BITMAP_BYTES_PER_ID``         4          >= 0        set algebra: bitmap size
+``SMALL_ALGEBRA``               64         0 - 2**20   set algebra: one call
 ``RESTORED_CAPACITY``           1048576    >= 0        loaded world's room
 ``DISTRIBUTED_SHARDS``          0 (auto)   0 - 65536   sharded sets' shards
 ``BENCH_PYTHON_CAP``            100000     >= 1        bench: Python loops' n
@@ -202,6 +203,10 @@ BITMAP_MEMBERS_PER_PROBE: Final = _tunable("BITMAP_MEMBERS_PER_PROBE", 2, 0)
 #: ... and only if the bitmap takes at most this many bytes per probe and
 #: member: it is cleared whole, however few ids it holds.
 BITMAP_BYTES_PER_ID: Final = _tunable("BITMAP_BYTES_PER_ID", 4, 0)
+#: Flat sets of at most this many members each combine (``&``, ``|``,
+#: ``-``, ``^``) in one kernel call into a result sized once; larger ones
+#: take the general path, which may probe a bitmap instead of the index.
+SMALL_ALGEBRA: Final = _tunable("SMALL_ALGEBRA", 64, 0, 1 << 20)
 
 # -- the world (sparseset.world) ---------------------------------------------
 
@@ -242,6 +247,7 @@ __all__ = [
     "PARALLEL_THRESHOLD",
     "PREFIX",
     "RESTORED_CAPACITY",
+    "SMALL_ALGEBRA",
     "TUNABLES",
     "Tunable",
     "setting",

@@ -15,6 +15,7 @@ import copy
 import pickle
 import re
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from reference import DTYPE_IDS, FLAT_LIMIT, INT_DTYPES
 from sparseset import SparseSet
+from sparseset.sets import engine
 
 # The seeds' worked example.
 A = [1, 5, 10, 15, 20]
@@ -1559,14 +1561,25 @@ class TestAliasing:
 small_ids = st.lists(st.integers(0, 60), max_size=25)
 
 
-@given(small_ids, small_ids)
-def test_algebra_matches_python_sets(xs, ys):
+@pytest.mark.parametrize("one_call_up_to", [0, 64], ids=["general", "one-call"])
+@given(xs=small_ids, ys=small_ids)
+def test_algebra_matches_python_sets(one_call_up_to, xs, ys):
+    """Both paths of the operators: one kernel call for small flat sets
+    (SetEngine.combined), the general one (bitmap or index probes)."""
     s, t = SparseSet.from_ids(xs), SparseSet.from_ids(ys)
     px, py = set(xs), set(ys)
-    assert members(s | t) == px | py
-    assert members(s & t) == px & py
-    assert members(s - t) == px - py
-    assert members(s ^ t) == px ^ py
+    with mock.patch.object(engine, "SMALL_ALGEBRA", one_call_up_to):
+        results = {"|": s | t, "&": s & t, "-": s - t, "^": s ^ t}
+    assert members(results["|"]) == px | py
+    assert members(results["&"]) == px & py
+    assert members(results["-"]) == px - py
+    assert members(results["^"]) == px ^ py
+    for result in results.values():
+        assert_consistent(result)
+        assert result.kind == "flat"
+    # Room for the left operand's ids, and both operands' for | and ^.
+    assert results["&"].capacity == results["-"].capacity == s.capacity
+    assert results["|"].capacity == results["^"].capacity == max(s.capacity, t.capacity)
     assert (s <= t) == (px <= py)
     assert (s < t) == (px < py)
     assert (s == t) == (px == py)

@@ -32,6 +32,13 @@ def empty_marks() -> np.ndarray:
     return np.zeros((4, 3), np.int64)
 
 
+#: The marks of a state that has never taken a checkpoint, shared by every
+#: such state: it has no rows, so nothing is ever written to it, and the
+#: first checkpoint grows it into an array of the state's own. A new set
+#: then costs no allocation for its checkpoints.
+NO_MARKS = np.zeros((0, 3), np.int64)
+
+
 @register_jitable
 def push_mark(marks, depth, n, epoch, stamp):
     """Push a checkpoint of ``n`` members at ``epoch`` with ``stamp``.
@@ -60,10 +67,10 @@ def grown_marks(marks):
 
     Examples
     --------
-    >>> grown_marks(empty_marks()).shape
-    (8, 3)
+    >>> grown_marks(empty_marks()).shape, grown_marks(NO_MARKS).shape
+    ((8, 3), (4, 3))
     """
-    grown = np.zeros((2 * marks.shape[0], 3), np.int64)
+    grown = np.zeros((max(4, 2 * marks.shape[0]), 3), np.int64)
     grown[: marks.shape[0]] = marks
     return grown
 

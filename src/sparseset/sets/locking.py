@@ -49,6 +49,7 @@ nor while Python code changes the same container.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import inspect
 import sys
@@ -128,7 +129,8 @@ class Guard:
     __slots__ = ("lock", "version", "writing")
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        # threading.RLock() is a Python function around this C lock.
+        self.lock = _thread.RLock()
         self.writing = BORN_WRITING
         self.version = 0
 
@@ -151,7 +153,7 @@ class Guarded:
     _guard: Guard
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        self = super().__new__(cls)
+        self = object.__new__(cls)
         self._guard = Guard()
         return self
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import config, kernels
+from ..kernels.algebra import AND, OR, SUB, XOR
 from .checkpoints import Checkpoint
 from .engine import INT64_END, SetEngine
 from .ids import (
@@ -23,7 +24,7 @@ from .ids import (
     kernel_ids,
 )
 from .index_kinds import KINDS, kind_named
-from .locking import Guarded, atomic, exclusive, holds_lock_free
+from .locking import Guarded, atomic, exclusive, guard_of, holds_lock_free
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -41,6 +42,22 @@ def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return operator
 
 
+def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A binary operator of set algebra (``op`` of
+    :mod:`sparseset.kernels.algebra`): one kernel call for two small flat
+    sets (:meth:`SparseSet._combined`), else the ``named`` method; for
+    other sets the named method, and ``NotImplemented`` for anything else.
+    Commutative operations serve as their reflected forms as they are."""
+
+    def operator(self: Any, other: Any) -> Any:
+        if type(other) is type(self) or isinstance(other, SparseSet):
+            out = self._combined(other, op)
+            return named(self, other) if out is None else out
+        return named(self, other) if isinstance(other, AbstractSet) else NotImplemented
+
+    return operator
+
+
 def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     """An in-place operator: ``method`` on a set, then the set itself."""
 
@@ -53,7 +70,15 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     return operator
 
 
-@atomic(unlocked=("__contains__", "__len__", "add", "contains", "discard", "remove"))
+@atomic(
+    unlocked=(
+        # The one-id calls, and the operators of set algebra, which lock
+        # both operands in _combined or call a locked named method.
+        *("__contains__", "__len__", "add", "contains", "discard", "remove"),
+        *("__and__", "__rand__", "__or__", "__ror__", "__sub__"),
+        *("__xor__", "__rxor__"),
+    )
+)
 class SparseSet(MutableSet[int], Guarded):
     """A set of non-negative integer ids with batch operations at C speed.
 
@@ -628,20 +653,51 @@ class SparseSet(MutableSet[int], Guarded):
     # are): ``NotImplemented`` for anything else lets Python try the other
     # operand. Reflected forms are reached only when the left operand is
     # another kind of set.
-    __and__ = __rand__ = _operator(lambda s, o: s.intersection(o))
-    __or__ = __ror__ = _operator(lambda s, o: s.union(o))
-    __sub__ = _operator(lambda s, o: s.difference(o))
+    __and__ = __rand__ = _combining(AND, lambda s, o: s.intersection(o))
+    __or__ = __ror__ = _combining(OR, lambda s, o: s.union(o))
+    __sub__ = _combining(SUB, lambda s, o: s.difference(o))
     __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
-    __xor__ = __rxor__ = _operator(lambda s, o: s.symmetric_difference(o))
-    __le__ = _operator(lambda s, o: s.issubset(o))
-    __ge__ = _operator(lambda s, o: s.issuperset(o))
-    __lt__ = _operator(lambda s, o: len(s) < len(o) and s.issubset(o))
-    __gt__ = _operator(lambda s, o: len(s) > len(o) and s.issuperset(o))
+    __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
+
+    def _combined(self, other: SparseSet, op: int) -> SparseSet | None:
+        """``self op other`` in one kernel call, holding both sets' locks,
+        or None where :meth:`SetEngine.combined` leaves it to the general
+        path (the named methods, which take the locks themselves)."""
+        first, second = self._guard.lock, guard_of(other).lock
+        if id(first) > id(second):  # one global order: no deadlock
+            first, second = second, first
+        first.acquire()
+        second.acquire()
+        try:
+            engine = self._engine.combined(other._engine, op)
+        finally:
+            second.release()
+            first.release()
+        if engine is None:
+            return None
+        out = type(self).__new__(type(self))
+        out._engine = engine
+        return out
+
+    # The comparisons hold the locks (atomic wraps them) and go straight to
+    # _le for two SparseSets, not through the named methods' locks again.
+    __le__ = _operator(lambda s, o: s._subset_of(o))
+    __ge__ = _operator(lambda s, o: s._superset_of(o))
+    __lt__ = _operator(lambda s, o: len(s) < len(o) and s._subset_of(o))
+    __gt__ = _operator(lambda s, o: len(s) > len(o) and s._superset_of(o))
+
+    def _subset_of(self, other: AbstractSet[Any]) -> bool:
+        return self._le(other) if isinstance(other, SparseSet) else self.issubset(other)
+
+    def _superset_of(self, other: AbstractSet[Any]) -> bool:
+        if isinstance(other, SparseSet):
+            return other._le(self)
+        return bool(self.issuperset(other))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AbstractSet):
             return NotImplemented
-        return len(self) == len(other) and self.issubset(other)
+        return len(self) == len(other) and self._subset_of(other)
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
