@@ -1911,3 +1911,54 @@ def test_columns_left_out_of_add_are_blank_whatever_their_dtype():
     assert row["when"] == np.datetime64(0, "s")
     assert row["pair"]["a"] == 0 and row["pair"]["b"] == ""
     assert row["hp"] == 0.0
+
+
+# -- one row at a time: the plain values' shortcut answers as a batch ------
+
+ROW_SCHEMA = {
+    "f8": "f8",
+    "f4": "f4",
+    "i4": "i4",
+    "u1": "u1",
+    "b": "?",
+    "vec": ("f8", 3),
+    "ivec": ("i2", 2),
+    "text": "U5",
+}
+ROW_VALUES = [
+    1.5, -2.0, 7, -1, 0, 255, 256, 2**31, 2**63, -(2**63) - 1, 2**70, True, False,
+    np.float32(2.5), np.int64(3), np.uint64(2**64 - 1), "a", "hello world", None,
+    (1.0, 2.0, 3.0), [1.0, 2.0, 3.0], (1, 2, 3), (1.0, 2.0), [1.5, "x", 2.0],
+    (1, 2), (40000, 1), np.arange(3.0), np.arange(3), np.zeros(3, np.float32),
+    np.arange(2, dtype=np.int16), [[1.0, 2.0, 3.0]], float("nan"), 1e300,
+]  # fmt: skip
+
+
+def _outcome(call):
+    """What ``call`` did: ("ok", the store's rows) or (error type, message)."""
+    try:
+        store = call()
+    except Exception as error:
+        return type(error).__name__, str(error)
+    return "ok", {name: store[name].tolist() for name in store.columns}
+
+
+@pytest.mark.parametrize("column", list(ROW_SCHEMA))
+@pytest.mark.parametrize("value", ROW_VALUES, ids=repr)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 1e300 into f4, as numpy
+def test_setting_one_row_of_plain_values_answers_as_the_checked_path(
+    column, value, monkeypatch
+):
+    """``store.set(x, c=v)`` writes plain values (a float, an int that
+    fits, a tuple of floats) without the batch checks: it stores or
+    refuses exactly what the checked path does."""
+
+    def set_one():
+        store = ComponentStore(ROW_SCHEMA)
+        store.add([3, 4])
+        store.set(np.int64(4), **{column: value})
+        return store
+
+    shortcut = _outcome(set_one)
+    monkeypatch.setattr(ComponentStore, "_plain_row", lambda self, columns: None)
+    assert repr(shortcut) == repr(_outcome(set_one))  # repr: nan == nan

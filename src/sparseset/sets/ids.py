@@ -306,6 +306,22 @@ def one_id(x: Any, what: str = "id") -> int | None:
     return int(x) if x >= 0 else None
 
 
+def scalar_id(x: Any) -> int:
+    """``x`` as a Python int where it is one integer (a Python int or a
+    numpy integer scalar, such as an element of the handle array
+    ``create`` returns), else -1: the test of the one-id fast paths, which
+    then check the range. A bool is not an id.
+
+    Examples
+    --------
+    >>> scalar_id(7), scalar_id(np.int64(7)), scalar_id(True), scalar_id([7])
+    (7, 7, -1, -1)
+    """
+    if type(x) is int:
+        return x
+    return int(x) if isinstance(x, np.integer) else -1
+
+
 def _is_id(value: Any) -> bool:
     return (
         isinstance(value, numbers.Integral)

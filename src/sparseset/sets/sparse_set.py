@@ -19,10 +19,7 @@ from .. import config, kernels
 from ..kernels.algebra import AND, OR, SUB, XOR
 from .checkpoints import Checkpoint
 from .engine import INT64_END, SetEngine
-from .ids import (
-    ids_among,
-    kernel_ids,
-)
+from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
 from .locking import Guarded, atomic, exclusive, guard_of, holds_lock_free
 
@@ -348,13 +345,15 @@ class SparseSet(MutableSet[int], Guarded):
         (2, 0, [5, 2])
         """
         engine = self._engine
-        if type(ids) is int and 0 <= ids < engine.kind.limit:
+        # One id, a Python int or a numpy one: the plain int's test first.
+        x = ids if type(ids) is int else scalar_id(ids)
+        if 0 <= x < engine.kind.limit:
             # One step on the state, then n: the lock alone keeps it atomic
             # (see .locking).
             lock = self._guard.lock
             lock.acquire()
             try:
-                added = engine.state.add(ids)
+                added = engine.state.add(x)
             finally:
                 lock.release()
             if added >= 0:
@@ -376,11 +375,12 @@ class SparseSet(MutableSet[int], Guarded):
         >>> s.discard([0, 42]), s.ids.tolist()
         (1, [3, 2])
         """
-        if type(ids) is int and 0 <= ids < INT64_END:
+        x = ids if type(ids) is int else scalar_id(ids)
+        if 0 <= x < INT64_END:
             lock = self._guard.lock
             lock.acquire()
             try:
-                return 1 if self._engine.state.remove(ids) else 0
+                return 1 if self._engine.state.remove(x) else 0
             finally:
                 lock.release()
         return self._discard(ids)
@@ -406,11 +406,12 @@ class SparseSet(MutableSet[int], Guarded):
         ...
         KeyError: 'id = 7 is not a member; nothing was removed'
         """
-        if type(ids) is int and 0 <= ids < INT64_END:
+        x = ids if type(ids) is int else scalar_id(ids)
+        if 0 <= x < INT64_END:
             lock = self._guard.lock
             lock.acquire()
             try:
-                removed = self._engine.state.remove(ids)
+                removed = self._engine.state.remove(x)
             finally:
                 lock.release()
             if not removed:

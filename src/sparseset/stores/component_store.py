@@ -9,6 +9,7 @@ iterates ``store["pos"]`` as one contiguous array.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 from .. import kernels
 from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
-from ..sets.ids import as_ids, kernel_ids, reject_negative
+from ..sets.ids import as_ids, kernel_ids, reject_negative, scalar_id
 from ..sets.index_kinds import kind_named
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
@@ -82,6 +83,16 @@ def _all_integers(array: np.ndarray) -> bool:
     if array.dtype.kind in "iu":
         return True
     return array.dtype.kind == "O" and all(_is_integer(v) for v in array.flat)
+
+
+_INT64 = np.dtype(np.int64)
+
+
+@functools.cache
+def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
@@ -192,12 +203,14 @@ class ComponentStore(Guarded):
         return tuple(self._schema)
 
     def _column(self, name: str) -> np.ndarray:
-        if name not in self._schema:
+        try:
+            attribute = self._attributes[name]
+        except KeyError:
             raise UnknownColumnError(
                 f"{name!r} is not a column of this store; columns: "
                 f"{', '.join(self._schema) or '(none)'}"
-            )
-        array: np.ndarray = getattr(self._state(), f"_col_{name}")
+            ) from None
+        array: np.ndarray = getattr(self._engine.state, attribute)
         return array
 
     def _state(self) -> Any:
@@ -336,6 +349,43 @@ class ComponentStore(Guarded):
             prepared[name] = np.ascontiguousarray(array, dtype=dtype)
         return prepared
 
+    def _plain_row(self, columns: dict[str, Any]) -> dict[str, Any] | None:
+        """``columns`` as one row, where every value is one numpy would
+        store exactly as :meth:`_prepare` does, with nothing to convert
+        first; None where any needs :meth:`_prepare`'s checks.
+
+        Plain values: a Python float or an int64-range int for a float
+        column, an int that fits an integer column, a bool for a bool
+        column; a tuple or list of floats the length of a float column's
+        row; an array of the column's dtype and row shape.
+        """
+        for name, value in columns.items():
+            spec = self._schema.get(name)
+            if spec is None:
+                return None
+            dtype, shape = spec
+            kind, of = dtype.kind, type(value)
+            if not shape:
+                if of is float:
+                    plain = kind == "f"
+                elif of is int:
+                    low, high = _int_range(dtype if kind in "iu" else _INT64)
+                    plain = kind in "fiu" and low <= value <= high
+                else:
+                    plain = of is bool and kind == "b"
+            elif of is tuple or of is list:
+                plain = (
+                    kind == "f"
+                    and len(shape) == 1
+                    and len(value) == shape[0]
+                    and all(type(v) is float for v in value)
+                )
+            else:
+                plain = of is np.ndarray and (value.dtype, value.shape) == spec
+            if not plain:
+                return None
+        return columns
+
     def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
         for name, array in values.items():
             column = self._column(name)
@@ -402,15 +452,18 @@ class ComponentStore(Guarded):
         >>> store.set(5, hp=9); store["hp"].tolist()
         [0, 9]
         """
-        if (type(ids) is int or isinstance(ids, np.integer)) and 0 <= ids < INT64_END:
+        x = scalar_id(ids)
+        if 0 <= x < INT64_END:
             # One id: its row is written in place, values validated as a
             # batch's are, without the batch lookup and scatter.
-            key = self._key_map.key_of(int(ids))
-            p = self._engine.index_one(key)
+            p = self._engine.index_one(self._key_map.key_of(x))
             if p < 0:
                 raise KeyError(self._key_map.lacking(ids, 0, True))
-            for name, rows in self._prepare(1, columns).items():
-                self._column(name)[p] = rows[0]
+            row = self._plain_row(columns)
+            if row is None:
+                row = {name: r[0] for name, r in self._prepare(1, columns).items()}
+            for name, value in row.items():
+                self._column(name)[p] = value
             return
         positions, _ = self._positions(ids)
         self._scatter(positions, self._prepare(positions.shape[0], columns))
@@ -435,13 +488,10 @@ class ComponentStore(Guarded):
         # One id, a Python int or a numpy one (``e[0]`` of a handle array),
         # is read on the scalar kernel with no lock, and the answer kept if
         # no writer overlapped it (see .locking).
-        if (
-            (type(ids) is int or isinstance(ids, np.integer))
-            and 0 <= ids < INT64_END
-            and not guard.writing
-        ):
+        x = scalar_id(ids)
+        if 0 <= x < INT64_END and not guard.writing:
             try:
-                row = self._get_one(self._key_map.key_of(int(ids)), ids)
+                row = self._get_one(self._key_map.key_of(x), ids)
             except Exception:
                 if guard.version == version and not guard.writing:
                     raise
@@ -452,8 +502,9 @@ class ComponentStore(Guarded):
 
     @exclusive
     def _get(self, ids: Any) -> dict[str, Any]:
-        if (type(ids) is int or isinstance(ids, np.integer)) and 0 <= ids < INT64_END:
-            return self._get_one(self._key_map.key_of(int(ids)), ids)
+        x = scalar_id(ids)
+        if 0 <= x < INT64_END:
+            return self._get_one(self._key_map.key_of(x), ids)
         positions, scalar = self._positions(ids)
         if scalar:
             return self._row(int(positions[0]))
