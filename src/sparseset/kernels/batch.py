@@ -509,6 +509,28 @@ def first_mismatch(sparse, dense, n, ids, want_member):
 
 
 @njit(cache=True)
+def id_bounds(ids):
+    """The smallest and the largest of ``ids`` (at least one id), in one
+    pass: what validating a batch needs, at a fraction of two numpy
+    reductions' cost on a small batch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> id_bounds(np.array([4, -2, 9]))
+    (-2, 9)
+    """
+    low = high = ids[0]
+    for k in range(1, ids.shape[0]):
+        x = ids[k]
+        if x < low:
+            low = x
+        elif x > high:
+            high = x
+    return low, high
+
+
+@njit(cache=True)
 def keep_only(sparse, dense, n, ids):
     """Remove every member not in ``ids``; return the new n.
 

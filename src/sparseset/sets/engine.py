@@ -209,6 +209,33 @@ class SetState:
         return True
 
 
+def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> int:
+    """The largest of ``arr``'s ids (-1 if none), after raising for any that
+    a set of ``kind`` cannot take (negative, past its range); ``scalar``
+    and ``source`` shape the message (see :mod:`.ids`).
+
+    Examples
+    --------
+    >>> from sparseset.sets.index_kinds import KINDS
+    >>> checked_top(KINDS["flat"], np.array([4, 9, 2]), False, None)
+    9
+    >>> checked_top(KINDS["flat"], np.array([2**40]), True, None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: id = 1099511627776 is outside the flat index's range [0, 2**31); ...
+    """
+    if not arr.size:
+        return -1
+    low, top = kernels.id_bounds(arr)
+    if low < 0:
+        reject_negative(arr, scalar)
+    top = int(top)
+    if top >= kind.limit:
+        hint = kind.hint(top)
+        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, hint)
+    return top
+
+
 class SetEngine:
     """One set's state and every operation on it.
 
@@ -251,6 +278,28 @@ class SetEngine:
         index = kind.sized(capacity, members)
         rows = min(members, kind.row_limit(index))
         return cls(kind, SetState(index, np.empty(rows, kind.id_dtype), 0))
+
+    @classmethod
+    def holding(cls, kind: IndexKind, ids: Any, capacity: int = 0) -> SetEngine:
+        """A new engine holding ``ids`` (any accepted input; first
+        occurrences, in order), sized for them before the one insertion
+        pass: a set built from ids never regrows on the way.
+
+        Examples
+        --------
+        >>> from sparseset.sets.index_kinds import KINDS
+        >>> SetEngine.holding(KINDS["flat"], [7, 3, 7]).members().tolist()
+        [7, 3]
+        """
+        capacity = kind.check_capacity(capacity)
+        arr, scalar = as_ids(ids)
+        arr = kernel_ids(arr)
+        top = checked_top(kind, arr, scalar, ids)
+        count = arr.shape[0]
+        room = top + 1 if kind.counts_ids else count
+        engine = cls.sized(kind, max(capacity, room), count)
+        engine.state.n = engine.insert(arr, scalar, ids, None)
+        return engine
 
     def hand_out_twin(self, schema: Any, entities: Any) -> Any:
         """The jit twin of this state, made on first use; from then on the
@@ -385,13 +434,7 @@ class SetEngine:
 
     def validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
         """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
-        reject_negative(arr, scalar)
-        if not arr.size:
-            return -1
-        kind = self.kind
-        top = int(arr.max())
-        reject_out_of_range(arr, kind.limit, kind.name, scalar, source, kind.hint(top))
-        return top
+        return checked_top(self.kind, arr, scalar, source)
 
     # -- removing ---------------------------------------------------------
 
@@ -476,6 +519,32 @@ class SetEngine:
         if n < 0:
             return None
         return SetEngine(self.kind, SetState(index, dense, n))
+
+    def copied(self) -> SetEngine:
+        """A new engine of this kind with the same members in the same
+        order and the same capacity, its index built for them alone.
+
+        Examples
+        --------
+        >>> from sparseset.sets.index_kinds import KINDS
+        >>> a = SetEngine.new(KINDS["flat"], 8); a.add([5, 1])
+        2
+        >>> b = a.copied(); b.add([2]), a.members().tolist(), b.members().tolist()
+        (1, [5, 1], [5, 1, 2])
+        """
+        a = self.state
+        members = self.members()
+        if type(a) is SetState and a.flat_sparse is not None:
+            # A flat index takes any id below its length, so one kernel
+            # call points a fresh one at the copied members.
+            n = a.n
+            index = kernels.flat.empty(len(a._sparse))
+            dense = members.copy()
+            kernels.reindex(index, dense, 0, n)
+            return SetEngine(self.kind, SetState(index, dense, n))
+        out = SetEngine.sized(self.kind, self.capacity, members.shape[0])
+        out.fill(members)
+        return out
 
     def first_absent(self, arr: np.ndarray) -> int:
         """Position of the first of ``arr`` (valid ids) that is not a member;

@@ -58,9 +58,13 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
     elif isinstance(ids, list | tuple):
         if len(ids) == 0:
             return np.empty(0, np.int64), False
-        for k, value in enumerate(ids):
-            if isinstance(value, bool | np.bool_):
-                raise TypeError(f"ids must be integers, not bool: ids[{k}] = {value!r}")
+        kinds = set(map(type, ids))  # one C-level pass; numpy reads bools as 0/1
+        if bool in kinds or np.bool_ in kinds:
+            for k, value in enumerate(ids):
+                if isinstance(value, bool | np.bool_):
+                    raise TypeError(
+                        f"ids must be integers, not bool: ids[{k}] = {value!r}"
+                    )
         try:
             arr = np.asarray(ids)
         except (OverflowError, ValueError):

@@ -48,47 +48,32 @@ class IndexKind:
     Examples
     --------
     >>> kind = KINDS["paged"]
-    >>> kind.limit == 2**48, kind.id_dtype
-    (True, dtype('int64'))
+    >>> kind.limit == 2**48, kind.id_dtype, kind.counts_ids
+    (True, dtype('int64'), False)
     """
 
     module: ModuleType
-    #: Ids live in ``[0, limit)``. A field, not a property: the one-id
-    #: paths read it on every call.
+    # Fields, not properties: they are read on every call, the one-id
+    # paths and a small set's construction included.
+    #: Ids live in ``[0, limit)``.
     limit: int = field(init=False)
+    #: What ``SparseSet(index=...)`` calls it.
+    name: str = field(init=False)
+    #: The dtype of ``dense``: the narrowest that holds every id in range.
+    id_dtype: np.dtype[Any] = field(init=False)
+    #: Largest ``capacity`` a set of this kind accepts.
+    max_capacity: int = field(init=False)
+    #: Whether a capacity counts ids of the space (flat: the index spans
+    #: ``[0, capacity)``) rather than members: ``KINDS["flat"].counts_ids``.
+    counts_ids: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "limit", int(self.module.LIMIT))
-
-    @property
-    def name(self) -> str:
-        """What ``SparseSet(index=...)`` calls it."""
-        name: str = self.module.NAME
-        return name
-
-    @property
-    def id_dtype(self) -> np.dtype[Any]:
-        """The dtype of ``dense``: the narrowest that holds every id in range."""
-        dtype: np.dtype[Any] = self.module.ID_DTYPE
-        return dtype
-
-    @property
-    def max_capacity(self) -> int:
-        """Largest ``capacity`` a set of this kind accepts."""
-        most: int = self.module.MAX_CAPACITY
-        return most
-
-    @property
-    def counts_ids(self) -> bool:
-        """Whether a capacity counts ids of the space (flat: the index spans
-        ``[0, capacity)``) rather than members.
-
-        Examples
-        --------
-        >>> KINDS["flat"].counts_ids, KINDS["hash"].counts_ids
-        (True, False)
-        """
-        return bool(self.module.CAPACITY_COUNTS_IDS)
+        module = self.module
+        object.__setattr__(self, "limit", int(module.LIMIT))
+        object.__setattr__(self, "name", str(module.NAME))
+        object.__setattr__(self, "id_dtype", np.dtype(module.ID_DTYPE))
+        object.__setattr__(self, "max_capacity", int(module.MAX_CAPACITY))
+        object.__setattr__(self, "counts_ids", bool(module.CAPACITY_COUNTS_IDS))
 
     @property
     def range_text(self) -> str:

@@ -146,8 +146,9 @@ class SparseSet(MutableSet[int], Guarded):
         >>> SparseSet.from_ids([2**40], index="paged").kind
         'paged'
         """
-        s = cls(0 if capacity is None else capacity, index)
-        s.add(ids)
+        s = cls.__new__(cls)
+        kind = kind_named(index)
+        s._engine = SetEngine.holding(kind, ids, 0 if capacity is None else capacity)
         return s
 
     @classmethod
@@ -167,8 +168,8 @@ class SparseSet(MutableSet[int], Guarded):
         >>> s.ids.tolist(), t.ids.tolist()
         ([4, 2], [4, 2, 9])
         """
-        out = self._empty(self.capacity, len(self))
-        out._engine.fill(self._members())
+        out = type(self).__new__(type(self))
+        out._engine = self._engine.copied()
         return out
 
     __copy__ = copy
