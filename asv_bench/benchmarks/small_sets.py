@@ -4,7 +4,8 @@ neighbours, next to Python's ``set`` and pyroaring's ``BitMap``.
 Each timed call runs the operation ``CALLS = 1000`` times on the same two
 sets (ids in ``[0, 1000)``, half shared), so **asv's time in µs is the time
 of one operation in ns**. The results are each library's own type. Rows:
-``a & b``, ``a | b``, ``a - b``, and ``x in a`` / ``a.add(x)`` of a member.
+``a & b``, ``a | b``, ``a - b``, ``a ^ b``, ``a <= b``; ``x in a`` /
+``a.add(x)`` of a member; building a set from a list and copying it.
 pyroaring's rows are skipped where it is not installed (it is in the
 ``bench`` extra).
 """
@@ -34,14 +35,19 @@ def _ids():
     return pool[:SIZE], pool[SIZE - SIZE // 2 :]
 
 
-def _make(library, ids):
+def _constructor(library):
+    """What builds a set of ``library`` from a list of ids."""
     if library == "sparseset":
-        return SparseSet.from_ids(ids)
+        return SparseSet.from_ids
     if library == "set":
-        return set(ids)
+        return set
     if pyroaring is None:
         raise NotImplementedError("pyroaring is not installed")
-    return pyroaring.BitMap(ids)
+    return pyroaring.BitMap
+
+
+def _make(library, ids):
+    return _constructor(library)(ids)
 
 
 class Algebra:
@@ -71,6 +77,16 @@ class Algebra:
         for _ in range(CALLS):
             a - b
 
+    def time_xor(self, library):
+        a, b = self.a, self.b
+        for _ in range(CALLS):
+            a ^ b
+
+    def time_le(self, library):
+        a, b = self.a, self.b
+        for _ in range(CALLS):
+            a <= b  # noqa: B015
+
 
 class OneId:
     """``x in a`` and ``a.add(x)`` of a member of a 20-id set."""
@@ -94,3 +110,27 @@ class OneId:
         add, x = self.a.add, self.x
         for _ in range(CALLS):
             add(x)
+
+
+class Build:
+    """A set from a list of 20 ids, and a copy of one."""
+
+    params = LIBRARIES
+    param_names = PARAM_NAMES
+    number = 1
+    repeat = (20, 200, 4.0)
+
+    def setup(self, library):
+        self.ids, _ = _ids()
+        self.make = _constructor(library)
+        self.a = self.make(self.ids)
+
+    def time_from_list(self, library):
+        make, ids = self.make, self.ids
+        for _ in range(CALLS):
+            make(ids)
+
+    def time_copy(self, library):
+        a = self.a
+        for _ in range(CALLS):
+            a.copy()
