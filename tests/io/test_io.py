@@ -1119,7 +1119,7 @@ BADLY_DESCRIBED = {
     "group length infinite": _meta(lambda m: m.update(group_lengths=[float("inf")])),
     "component name empty": _meta(lambda m: m["components"][2].__setitem__(0, "")),
     "column name a keyword": _give_the_tag_a_column("for"),
-    "column name reserved": _give_the_tag_a_column("ids"),
+    "column name with an underscore": _give_the_tag_a_column("_ids"),
     "column rows hold no data": lambda a: a.update(
         {"component0.column0": np.zeros((len(a["component0.ids"]), 0))}
     ),

@@ -453,3 +453,17 @@ def test_a_twin_type_is_cached_across_processes(tmp_path):
     ]
     assert runs[0] == ["4", "0"]  # compiled and saved
     assert runs[1] == ["4", "1"]  # loaded: one cache hit, nothing compiled
+
+
+def test_every_twin_method_is_listed_so_no_column_hides_it():
+    """A column named like a twin's method is reached as twin["name"]; the
+    attribute stays the method only if METHOD_NAMES lists it."""
+    import inspect
+    import re
+
+    from sparseset.jit import methods
+    from sparseset.jit.types import METHOD_NAMES
+
+    source = inspect.getsource(methods)
+    overloaded = set(re.findall(r'@overload_method\(TwinType, "(\w+)"\)', source))
+    assert overloaded and overloaded <= METHOD_NAMES

@@ -250,7 +250,7 @@ def test_register_forms():
         (("", "f8"), TypeError, "non-empty str"),
         (("t", None, (2,)), ValueError, "needs a dtype"),
         (("s", {"a": "f4"}, (2,)), ValueError, "inside the schema"),
-        (("size", "f8"), ValueError, "reserved"),
+        (("_size", "f8"), ValueError, "underscore"),
         (("o", object), TypeError, "object"),
     ],
 )

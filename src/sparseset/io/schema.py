@@ -18,12 +18,6 @@ import numpy as np
 #: ``{column name: (dtype, row shape)}``, in column order.
 Schema: TypeAlias = dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
 
-#: Names a column cannot take: the jit twin's own members.
-RESERVED_NAMES = frozenset(
-    {"sparse", "dense", "n", "epoch", "size", "ids", "add", "remove"}
-    | {"contains", "index", "grow", "columns"}
-)
-
 
 def parse_schema(schema: Any) -> Schema:
     """Normalise a schema to ``{name: (dtype, row_shape)}``.
@@ -33,14 +27,20 @@ def parse_schema(schema: Any) -> Schema:
     ``ValueError`` for a name a column cannot have and ``TypeError`` for a
     dtype it cannot hold.
 
+    A column name is any Python identifier that does not start with an
+    underscore (names with one are the containers' own). Names a jit twin
+    also has as members (``size``, ``ids``, ``index``, ``add``, ...) are
+    fine: a twin reaches every column as ``twin["name"]``, and as the
+    attribute ``twin.name`` where no member of the twin has that name.
+
     Examples
     --------
-    >>> parse_schema({"pos": ("f8", 3), "mass": "f4"})
-    {'pos': (dtype('float64'), (3,)), 'mass': (dtype('float32'), ())}
-    >>> parse_schema({"ids": "i8"})
+    >>> parse_schema({"pos": ("f8", 3), "size": "f4"})
+    {'pos': (dtype('float64'), (3,)), 'size': (dtype('float32'), ())}
+    >>> parse_schema({"_ids": "i8"})
     Traceback (most recent call last):
     ...
-    ValueError: column name 'ids' is reserved; ...
+    ValueError: column name '_ids' starts with an underscore, which ...
     """
     if isinstance(schema, np.dtype) or (
         not isinstance(schema, Mapping) and schema is not None
@@ -61,10 +61,10 @@ def parse_schema(schema: Any) -> Schema:
             or keyword.iskeyword(name)
         ):
             raise ValueError(f"column name {name!r} is not a Python identifier")
-        if name in RESERVED_NAMES or name.startswith("_"):
+        if name.startswith("_"):
             raise ValueError(
-                f"column name {name!r} is reserved; avoid leading underscores and "
-                f"{sorted(RESERVED_NAMES)}"
+                f"column name {name!r} starts with an underscore, which names "
+                "the containers' own fields"
             )
         if isinstance(spec, tuple) and len(spec) == 2:
             dtype, shape = np.dtype(spec[0]), spec[1]
@@ -85,4 +85,4 @@ def parse_schema(schema: Any) -> Schema:
     return parsed
 
 
-__all__ = ["RESERVED_NAMES", "Schema", "parse_schema"]
+__all__ = ["Schema", "parse_schema"]

@@ -4,7 +4,10 @@ One ``@overload_method`` per method name on :class:`~.types.TwinType`;
 each picks its implementation by the state's kind (:func:`~.types.kind_of`):
 
 - every twin: ``contains(i)``, ``index(i)``, ``add(i)`` (True if new;
-  zeroed rows; grows), ``remove(i)`` (False if absent);
+  zeroed rows; grows), ``remove(i)`` (False if absent); a store's twin
+  also ``twin["name"]`` (a string literal), the members' rows of a column,
+  whatever its name (``twin.name`` reads the same where the twin has no
+  member of that name);
 - a set's twin: ``checkpoint()``, ``rollback(token)``, ``keep_only(ids)``,
   ``discard(ids)`` and ``pop()``, with the Python methods' semantics;
 - a World store's twin: handles instead of ids, checked against the
@@ -32,6 +35,7 @@ takes numba types where the other takes values.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numba
@@ -53,7 +57,25 @@ from ..kernels.array_types import Bool, Int, IntArray
 from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
 from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
-from .types import Kind, TwinType, column_arrays, kind_of, replace_columns
+from .types import (
+    Kind,
+    TwinType,
+    column_arrays,
+    column_rows,
+    kind_of,
+    replace_columns,
+)
+
+# -- columns by name: twin["name"] -----------------------------------------
+
+
+@overload(operator.getitem, prefer_literal=True)
+def _column_by_name(twin, name):  # type: ignore[no-untyped-def]
+    # A literal name only: it picks the column's type at compile time.
+    if isinstance(twin, TwinType) and isinstance(name, types.StringLiteral):
+        return lambda twin, name: column_rows(twin, name)  # type: ignore[call-arg]
+    return None
+
 
 # -- helpers on ids and columns, in Python and compiled ---------------------
 

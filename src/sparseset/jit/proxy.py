@@ -77,8 +77,9 @@ class Twin(StateProxy):
 
     Its attributes are the container's state (``n``, ``dense``, ...): the
     container reads and writes them through here once the twin exists.
-    A column reads as the members' rows (``twin.pos``), its field as the
-    whole array (``twin._col_pos``).
+    A column reads as the members' rows (``twin["pos"]``, or ``twin.pos``
+    where no member of the twin is called ``pos``), its field as the whole
+    array (``twin._col_pos``).
 
     Examples
     --------
@@ -88,14 +89,30 @@ class Twin(StateProxy):
     >>> twin = store.jit
     >>> twin.size, twin.hp.tolist(), bool(twin.contains(6)), twin.index(9)
     (2, [1, 2], True, -1)
+    >>> twin["hp"].tolist()
+    [1, 2]
     """
 
     def __getattr__(self, name: str) -> Any:
         fields = self._field_names()
         if COLUMN_PREFIX + name in fields:
-            values = all_fields(self)
-            return values[fields.index(COLUMN_PREFIX + name)][: values[2]]
+            return self[name]
         return super().__getattr__(name)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The members' rows of column ``name``, whatever its name: a column
+        called ``size`` or ``index`` is ``twin["size"]``, beside the twin's
+        own ``size`` and ``index``."""
+        fields = self._field_names()
+        field = COLUMN_PREFIX + name if isinstance(name, str) else None
+        if field not in fields:
+            columns = [
+                f[len(COLUMN_PREFIX) :] for f in fields if f.startswith(COLUMN_PREFIX)
+            ]
+            raise KeyError(f"{name!r} is not a column; columns: {columns}")
+        values = all_fields(self)
+        rows: np.ndarray = values[fields.index(field)][: values[2]]
+        return rows
 
     def __setattr__(self, name: str, value: Any) -> None:
         # The counters are written on every batch: one compiled call each.

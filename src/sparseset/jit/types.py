@@ -57,6 +57,12 @@ from ..kernels import handles_of
 TWIN_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owner")
 #: A World store's twin also holds the world's entity arrays.
 ENTITY_FIELDS = ("generations", "alive")
+#: The twins' methods (:mod:`.methods`): a column of the same name is
+#: reached as ``twin["name"]`` only, the attribute being the method.
+METHOD_NAMES = frozenset(
+    {"add", "assign", "checkpoint", "contains", "discard", "handle", "index"}
+    | {"keep_only", "make_room", "pop", "remove", "rollback", "size", "values"}
+)
 #: A store's column ``pos`` is the field ``_col_pos``.
 COLUMN_PREFIX = "_col_"
 #: Fields of a SetArray's state, in this order.
@@ -188,7 +194,7 @@ class _StateAttributes(AttributeTemplate):
                 return types.Array(types.int64, 1, "C")
             return _view_type(self.context, fields["dense"])
         column = COLUMN_PREFIX + attr
-        if column in fields:
+        if column in fields and attr not in METHOD_NAMES:
             return _view_type(self.context, fields[column])
         return None
 
@@ -225,14 +231,56 @@ def _state_getattr(
         args = (read_field(data, "generations"), read_field(data, "dense"), n)
         out = context.compile_internal(builder, _handles, signature, args)
         return imputils.impl_ret_new_ref(context, builder, signature.return_type, out)
-    name = "dense" if attr == "ids" else COLUMN_PREFIX + attr
-    array_type = fields[name]
+    return _rows_view(
+        context,
+        builder,
+        state,
+        data,
+        "dense" if attr == "ids" else COLUMN_PREFIX + attr,
+    )
+
+
+def _rows_view(
+    context: BaseContext, builder: Any, state: TwinType, data: Any, name: str
+) -> Any:
+    """``field[:n]`` of field ``name`` (``dense`` or a column's), borrowed."""
+    array_type = state.field_dict[name]
     view_type = _view_type(context.typing_context, array_type)
     signature = view_type(array_type, types.int64)
-    out = context.compile_internal(
-        builder, _members_view, signature, (read_field(data, name), n)
-    )
+    args = (read_field(data, name), read_field(data, "n"))
+    out = context.compile_internal(builder, _members_view, signature, args)
     return imputils.impl_ret_borrowed(context, builder, view_type, out)
+
+
+@intrinsic
+def column_rows(typingctx: TypingContext, state: Any, name: Any) -> Any:
+    """``twin["name"]`` in compiled code: the members' rows of the column
+    called by the string literal ``name``, whatever members the twin has
+    (``twin["size"]`` is a column named ``size``; ``twin.size`` the count).
+
+    Examples
+    --------
+    >>> from numba import njit
+    >>> from sparseset import ComponentStore
+    >>> store = ComponentStore({"size": "f4"}); store.add([5, 9], size=[1.5, 2.5])
+    2
+    >>> njit(lambda t: (t["size"].sum(), t.size))(store.jit)
+    (4.0, 2)
+    """
+    if not isinstance(state, TwinType) or not isinstance(name, types.StringLiteral):
+        return None
+    field = COLUMN_PREFIX + name.literal_value
+    if field not in state.field_dict:
+        return None
+    view_type = _view_type(typingctx, state.field_dict[field])
+
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Any
+    ) -> Any:
+        data = structref._Utils(context, builder, state).get_data_struct(args[0])
+        return _rows_view(context, builder, state, data, field)
+
+    return view_type(state, name), codegen
 
 
 @lower_setattr_generic(TwinType)  # type: ignore[untyped-decorator]
@@ -440,6 +488,7 @@ def set_all_fields(struct: structref.StructRefProxy, values: tuple[Any, ...]) ->
 __all__ = [
     "COLUMN_PREFIX",
     "ENTITY_FIELDS",
+    "METHOD_NAMES",
     "SET_ARRAY_FIELDS",
     "TWIN_FIELDS",
     "Kind",
@@ -448,6 +497,7 @@ __all__ = [
     "build",
     "column_arrays",
     "column_names",
+    "column_rows",
     "kind_of",
     "read_field",
     "replace_columns",
