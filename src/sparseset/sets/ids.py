@@ -8,7 +8,8 @@ batch is rejected whole and the messages read the same everywhere.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
+from collections.abc import Iterator, MappingView
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -324,6 +325,31 @@ def scalar_id(x: Any) -> int:
     if type(x) is int:
         return x
     return int(x) if isinstance(x, np.integer) else -1
+
+
+def is_one_key(key: Any) -> bool:
+    """Whether ``key`` is one key, as a ``dict`` takes keys, rather than a
+    batch: anything but a list, tuple, range, set, mapping view, iterator,
+    array of one or more dimensions or column of another library.
+
+    A one-key lookup of something that cannot be an id (a negative, a
+    float, a string, ``None``) answers "absent" (``KeyError``), where a
+    batch holding one raises (see :func:`one_id`).
+
+    Examples
+    --------
+    >>> is_one_key(7), is_one_key(np.int64(7)), is_one_key("a"), is_one_key(None)
+    (True, True, True, True)
+    >>> is_one_key([7]), is_one_key(np.array([7])), is_one_key(range(3))
+    (False, False, False)
+    """
+    if isinstance(key, np.ndarray):
+        return key.ndim == 0
+    if isinstance(key, np.generic):
+        return True
+    if isinstance(key, list | tuple | range | AbstractSet | MappingView | Iterator):
+        return False
+    return not _is_columnar(key)
 
 
 def _is_id(value: Any) -> bool:

@@ -19,7 +19,14 @@ import numpy as np
 from .. import kernels
 from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
-from ..sets.ids import as_ids, kernel_ids, reject_negative, scalar_id
+from ..sets.ids import (
+    as_ids,
+    is_one_key,
+    kernel_ids,
+    one_id,
+    reject_negative,
+    scalar_id,
+)
 from ..sets.index_kinds import kind_named
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
@@ -93,6 +100,27 @@ def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     """The smallest and largest value of an integer dtype."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
+
+
+def _check_text_fits(
+    values: np.ndarray, dtype: np.dtype[Any], row_dims: int, label: str
+) -> None:
+    """Raise ``ValueError`` naming the first string or bytes value longer
+    than a text column of ``dtype`` holds (numpy would cut it silently),
+    and its row where ``values`` has one per row."""
+    most = dtype.itemsize // (4 if dtype.kind == "U" else 1)
+    width = values.dtype.itemsize // (4 if values.dtype.kind == "U" else 1)
+    if width <= most:
+        return
+    lengths = np.char.str_len(values)
+    if not (lengths > most).any():
+        return
+    at = np.unravel_index(int(np.argmax(lengths > most)), values.shape)
+    row = f" in row {at[0]}" if values.ndim > row_dims else ""
+    raise ValueError(
+        f"{label}: {values[at].item()!r}{row} is {int(lengths[at])} characters "
+        f"long; the column holds {most} ({dtype})"
+    )
 
 
 def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
@@ -331,6 +359,8 @@ class ComponentStore(Guarded):
                 raise TypeError(
                     f"{label}: cannot cast {what} to {dtype} (casting='same_kind')"
                 )
+            if dtype.kind in "US" and array.dtype.kind in "US":
+                _check_text_fits(array, dtype, len(shape), label)
             if count == 0 and array.size == 0:
                 prepared[name] = np.empty((0, *shape), dtype)
                 continue
@@ -473,7 +503,9 @@ class ComponentStore(Guarded):
 
         A batch gives arrays with a leading axis in the order of ``ids``;
         one id gives single rows. Raises ``KeyError`` naming the first
-        absent id.
+        absent id. One key that cannot be an id (a negative, a float, a
+        string, ``None``) is absent too, as ``dict`` answers; in a batch it
+        raises ``ValueError`` or ``TypeError`` (see ``docs/contract.md``).
 
         Examples
         --------
@@ -505,6 +537,9 @@ class ComponentStore(Guarded):
         x = scalar_id(ids)
         if 0 <= x < INT64_END:
             return self._get_one(self._key_map.key_of(x), ids)
+        if is_one_key(ids) and one_id(ids) is None:
+            # As dict answers a key it cannot hold: absent (a batch raises).
+            raise KeyError(f"{ids!r} cannot be an id, so it is not in the store")
         positions, scalar = self._positions(ids)
         if scalar:
             return self._row(int(positions[0]))

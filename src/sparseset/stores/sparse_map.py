@@ -6,12 +6,14 @@ goes; its storage is a :class:`~sparseset.ComponentStore` with one column.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, ValuesView
 from typing import Any
 
 import numpy as np
 
-from ..sets.locking import Guarded, atomic, share_guard
+from ..sets.ids import is_one_key, one_id, scalar_id
+from ..sets.locking import Guarded, atomic, guard_of, share_guard
 from .component_store import ComponentStore
 
 
@@ -22,23 +24,48 @@ class _MapStore(ComponentStore):
         return "SparseMap values"
 
 
+def _same_value(held: Any, value: Any) -> bool:
+    """Whether a stored value (a numpy scalar or row) equals ``value``, as
+    ``dict``'s views compare values: identity, else equality (of every
+    element, for a row)."""
+    if held is value:
+        return True
+    try:
+        return bool(np.array_equal(held, value))
+    except (TypeError, ValueError):
+        return False
+
+
 class _Items(ItemsView[int, Any]):
-    """``m.items()``: iterates a snapshot taken when the iteration starts."""
+    """``m.items()``: iterates the pairs held at its start that the map
+    still holds (see :meth:`SparseMap._pairs`)."""
 
     _mapping: SparseMap
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        ids, values = self._mapping.snapshot()
-        return zip(ids, values, strict=True)
+        return self._mapping._pairs()
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, tuple) or len(item) != 2:
+            return False
+        key, value = item
+        try:
+            held = self._mapping[key]
+        except KeyError:
+            return False
+        return _same_value(held, value)
 
 
 class _Values(ValuesView[Any]):
-    """``m.values()``: iterates a snapshot taken when the iteration starts."""
+    """``m.values()``: the values of :class:`_Items`' pairs."""
 
     _mapping: SparseMap
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._mapping.snapshot()[1])
+        return (value for _, value in self._mapping._pairs())
+
+    def __contains__(self, value: object) -> bool:
+        return any(_same_value(held, value) for held in self)
 
 
 @atomic(unlocked=("__contains__", "__getitem__", "__len__"))
@@ -156,10 +183,35 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         self._store.add(key, value=value)
 
     def __delitem__(self, key: Any) -> None:
+        if scalar_id(key) < 0 and is_one_key(key) and one_id(key) is None:
+            raise KeyError(key)  # no id: absent, as dict answers
         self._store.remove(key)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._store)
+        return (key for key, _ in self._pairs())
+
+    def _pairs(self) -> Iterator[tuple[int, Any]]:
+        """The pairs held when the iteration starts, each yielded only while
+        the map still holds its key, with the value it holds then.
+
+        Walks a snapshot; while no call that takes the lock has run since
+        (the loop only reads, as most loops do), the snapshot is the map
+        and its pairs are yielded as they are; once one has (here or on
+        another thread), each pair is read again, live, and a key deleted
+        meanwhile is skipped. So a loop may add and delete keys: it never
+        yields a pair the map no longer holds, nor raises as ``dict`` does.
+        """
+        guard = guard_of(self)
+        with guard.lock:
+            ids, values = self.snapshot()
+            version = guard.version  # stable while the lock is held
+        for key, value in zip(ids, values, strict=True):
+            if guard.version != version or guard.writing:
+                try:
+                    value = self[key]
+                except KeyError:
+                    continue
+            yield key, value
 
     def __len__(self) -> int:
         return len(self._store)
@@ -167,9 +219,33 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def __contains__(self, key: object) -> bool:
         return key in self._store
 
+    def __eq__(self, other: object) -> bool:
+        # Mapping's __eq__ compares dicts of the values, which for rows
+        # (arrays) has no single truth value: compare them whole here.
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        if len(self) != len(other):
+            return False
+        if isinstance(other, SparseMap):
+            ids = self.ids
+            return bool(other.contains(ids).all()) and bool(
+                np.array_equal(self.data, other[ids])
+            )
+        for key, value in other.items():
+            try:
+                held = self[key]
+            except KeyError:
+                return False
+            if not _same_value(held, value):
+                return False
+        return True
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like dict
+
     def items(self) -> ItemsView[int, Any]:
-        """The ``(key, value)`` pairs; each iteration walks a snapshot, so
-        other threads (or the loop itself) may change the map meanwhile.
+        """The ``(key, value)`` pairs; each iteration walks the pairs held
+        at its start, skipping keys deleted meanwhile, so other threads (or
+        the loop itself) may change the map while it runs.
 
         Examples
         --------
@@ -182,7 +258,7 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         return _Items(self)
 
     def values(self) -> ValuesView[Any]:
-        """The values; each iteration walks a snapshot, as :meth:`items`.
+        """The values; each iteration walks them as :meth:`items` does.
 
         Examples
         --------
@@ -274,23 +350,47 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         self._store.clear()
 
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
-        """Set many keys at once from a mapping or from ``(key, value)`` pairs.
+        """Set many keys at once, from what ``dict.update`` takes: a mapping
+        or any object with ``keys()`` (read through ``keys()`` and
+        ``__getitem__``), else an iterable of ``(key, value)`` pairs, where
+        a later pair for a key wins. All or nothing: a bad key or value
+        raises and changes nothing.
 
         Examples
         --------
-        >>> m = SparseMap("i8"); m.update({1: 10, 2: 20}); m.update([(2, 5)])
+        >>> m = SparseMap("i8"); m.update({1: 10, 2: 20}); m.update([(2, 5), (2, 6)])
         >>> dict(m.items())
-        {1: np.int64(10), 2: np.int64(5)}
+        {1: np.int64(10), 2: np.int64(6)}
         """
         if kwargs:
             raise TypeError("SparseMap keys are integers; keyword updates don't apply")
         if isinstance(other, SparseMap):
             self.add(other.ids, other.data)
             return
-        pairs = list(other.items() if isinstance(other, Mapping) else other)
-        if pairs:
-            keys, values = zip(*pairs, strict=True)
-            self.add(list(keys), list(values))
+        if isinstance(other, dict):
+            staged = other
+        elif hasattr(other, "keys"):
+            staged = {key: other[key] for key in other.keys()}  # noqa: SIM118
+        else:
+            staged = dict(other)  # dict's own rules and errors for the pairs
+        if staged:
+            self.add(list(staged), list(staged.values()))
+
+    def copy(self) -> SparseMap:
+        """An independent copy (as ``dict.copy``; ``copy.copy`` gives one too).
+
+        Examples
+        --------
+        >>> m = SparseMap("i4"); m[1] = 1; c = m.copy(); c[2] = 2
+        >>> sorted(m), sorted(c)
+        ([1], [1, 2])
+        """
+        out = type(self).__new__(type(self))
+        out._store = copy.copy(self._store)
+        share_guard(out, out._store)
+        return out
+
+    __copy__ = copy
 
     def to_arrow(self, id: str = "id") -> Any:
         """The map as a ``pyarrow.Table`` of columns ``id`` and ``value``.
