@@ -280,8 +280,10 @@ def exclusive(method: Callable[P, R]) -> Callable[P, R]:
         for value in args:
             if isinstance(value, Guarded) and value._guard is not guard:
                 return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
-        if kwargs and foreign_guards(guard, kwargs.values()):
-            return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
+        if kwargs:  # inline, not foreign_guards: a store's add and set pass columns
+            for value in kwargs.values():
+                if isinstance(value, Guarded) and value._guard is not guard:
+                    return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
         # acquire/release rather than ``with``: half the cost per call.
         lock = guard.lock
         lock.acquire()

@@ -93,6 +93,7 @@ def _all_integers(array: np.ndarray) -> bool:
 
 
 _INT64 = np.dtype(np.int64)
+_FLOAT = frozenset({float})
 
 
 @functools.cache
@@ -408,7 +409,7 @@ class ComponentStore(Guarded):
                     kind == "f"
                     and len(shape) == 1
                     and len(value) == shape[0]
-                    and all(type(v) is float for v in value)
+                    and {*map(type, value)} <= _FLOAT
                 )
             else:
                 plain = of is np.ndarray and (value.dtype, value.shape) == spec
