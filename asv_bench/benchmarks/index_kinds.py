@@ -162,6 +162,12 @@ def _member_dict(ids):
     return _typed_dict_fill(_members_of(ids))
 
 
+def _state(s):
+    """The set's arrays (``sparse``, ``dense``, ``n``), for the serial
+    kernel's row: the library's own state, read as its engine does."""
+    return s._engine.state
+
+
 @functools.cache
 def _warm_up():
     """Compile (or load from numba's cache) every kernel before timing.
@@ -175,11 +181,8 @@ def _warm_up():
         ids = small if kind == "flat" else small << 36
         s = SparseSet.from_ids(ids, index=kind)
         s.contains(ids)
-        a = s._arrays
+        a = _state(s)
         kernels.find_all(a.sparse, a.dense, a.n, ids, out, *kernels.LOOKUP_TUNING)
-        kernels.find_all_parallel(
-            a.sparse, a.dense, a.n, ids, out, *kernels.LOOKUP_TUNING
-        )
     _typed_dict_contains(_typed_dict_fill(small), small, out)
 
 
@@ -232,7 +235,7 @@ class Contains:
         return self.s.contains(self.q)
 
     def time_contains_serial(self, kind, ids):
-        a = self.s._arrays
+        a = _state(self.s)
         out = np.empty(self.q.shape[0], np.bool_)
         kernels.find_all(a.sparse, a.dense, a.n, self.q, out, *kernels.LOOKUP_TUNING)
         return out
