@@ -21,7 +21,10 @@ def test_readme_has_examples():
 
 @pytest.fixture(scope="module")
 def namespace():
-    return {}
+    # A script's namespace has a __name__: without one, numba takes the
+    # blocks' functions for generated code and pickles their globals (every
+    # object the README made, a world's lock included) into its cache.
+    return {"__name__": "__main__"}
 
 
 @pytest.fixture(scope="module")

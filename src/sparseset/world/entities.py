@@ -68,7 +68,15 @@ class Entities:
     ([False, True], [4294967296])
     """
 
-    __slots__ = ("alive_flags", "count", "free", "generations", "live", "n_free")
+    __slots__ = (
+        "alive_flags",
+        "count",
+        "free",
+        "generations",
+        "held",
+        "live",
+        "n_free",
+    )
 
     def __init__(self, capacity: int) -> None:
         #: Generation of each index ever used, then spare room.
@@ -82,6 +90,8 @@ class Entities:
         self.count = 0
         #: Live entities.
         self.live = 0
+        #: Indexes held for deferred creation: neither alive nor free.
+        self.held: set[int] = set()
 
     @property
     def nbytes(self) -> int:
@@ -135,6 +145,52 @@ class Entities:
         )
         self.live += n
         return handles
+
+    def hold(self, n: int) -> np.ndarray:
+        """Take ``n`` indexes as :meth:`create` would, but leave them dead
+        until :meth:`admit` (or :meth:`release`); their handles. The caller
+        checks ``n`` and makes room, as for :meth:`create`.
+
+        Examples
+        --------
+        >>> table = Entities(2); e = table.hold(1)
+        >>> table.alive(e).tolist(), table.live, table.create(1).tolist()
+        ([False], 0, [1])
+        >>> table.admit(e); table.alive(e).tolist(), table.live
+        ([True], 2)
+        """
+        handles = self.create(n)
+        keys = handles & np.int64(kernels.INDEX_MASK)
+        self.alive_flags[keys] = False
+        self.live -= n
+        self.held.update(keys.tolist())
+        return handles
+
+    def admit(self, handles: np.ndarray) -> None:
+        """Bring held handles to life (:meth:`hold`).
+
+        Examples
+        --------
+        >>> table = Entities(1); e = table.hold(1); table.admit(e); table.live
+        1
+        """
+        keys = handles & np.int64(kernels.INDEX_MASK)
+        self.held.difference_update(keys.tolist())
+        self.alive_flags[keys] = True
+        self.live += keys.shape[0]
+
+    def release(self, handles: np.ndarray) -> None:
+        """Let held handles die unused: their indexes move to their next
+        generation and back to the free list, as if created and destroyed.
+
+        Examples
+        --------
+        >>> table = Entities(1); e = table.hold(1); table.release(e)
+        >>> table.alive(e).tolist(), table.create(1).tolist()  # index 0, gen 1
+        ([False], [4294967296])
+        """
+        self.admit(handles)
+        self.kill(handles & np.int64(kernels.INDEX_MASK))
 
     def fresh_needed(self, n: int) -> int:
         """How many indexes ``create(n)`` takes beyond the free ones.
@@ -305,10 +361,11 @@ class Entities:
         >>> [a.tolist() for a in table.snapshot()]
         [[0, 1, 0], [True, False, True], [1]]
         """
+        free = self.free[: self.n_free]
+        if self.held:  # indexes of an unapplied buffer: free in a saved world
+            free = np.concatenate([free, np.array(sorted(self.held), np.int32)])
         return EntityTable(
-            self.generations[: self.count],
-            self.alive_flags[: self.count],
-            self.free[: self.n_free],
+            self.generations[: self.count], self.alive_flags[: self.count], free
         )
 
     def restore(self, table: EntityTable) -> bool:
@@ -330,6 +387,7 @@ class Entities:
         self.free[: table.free.shape[0]] = table.free
         self.count, self.n_free = count, table.free.shape[0]
         self.live = int(table.alive.sum())
+        self.held = set()
         return replaced
 
 

@@ -11,7 +11,8 @@ The World interface
 A store talks to the objects around it through these methods and nothing
 else (docs/architecture.md, "Who may ask what"):
 
-- its world calls :meth:`EntityStore.discard_keys` (``destroy``),
+- its world calls :meth:`EntityStore.present_keys` and
+  :meth:`EntityStore.discard_keys` (``destroy``: the hooks, then the rows),
   :meth:`EntityStore.follow_entities` (the entity arrays grew) and
   :meth:`EntityStore.adopt` (a loaded world's rows);
 - views and groups read :meth:`EntityStore.members` (entity indexes in row
@@ -45,6 +46,7 @@ from ..sets.locking import atomic, exclusive, holds_lock_free
 from ..sets.pool import share_out, shared
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
+from .hooks import Reactor
 
 
 class Owner(Protocol):
@@ -179,11 +181,14 @@ class EntityStore(ComponentStore):
         schema: Any,
         capacity: int,
         index: str,
+        reactor: Reactor | None = None,
     ) -> None:
         super().__init__(schema, capacity, index)
         self._world = world
         self._entities = entities
         self._name = name
+        #: The world's hooks and the buffer its hooks' changes wait in.
+        self._reactor = Reactor() if reactor is None else reactor
         self._group: Owner = NO_GROUP
         self._version = 0
         self._handles = HandleKeys(entities, name)
@@ -227,11 +232,59 @@ class EntityStore(ComponentStore):
         >>> w["hp"].add(e, hp=3), w["hp"]["hp"].tolist()
         (2, [3, 3])
         """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().add(self._name, ids, **columns)
+            return 0
         keys, _ = self._entities.resolve(ids, "nothing was added")
+        if not reactor.watching("add", self._name):
+            return self._add_keys(keys, columns)
+        new = self._new_keys(keys)
+        with reactor.dispatch() as fire:
+            added = self._add_keys(keys, columns)
+            fire("add", self._name, self._entities.handles(new))
+        return added
+
+    def _add_keys(self, keys: np.ndarray, columns: dict[str, Any]) -> int:
         added = super().add(keys, **columns)
         self.note_moved()
         self._group._admit(keys)
         return added
+
+    def _new_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The distinct keys among ``keys`` that are not members, in order."""
+        fresh: np.ndarray = keys[~self.contain_keys(keys)]
+        _, first = np.unique(fresh, return_index=True)
+        return fresh[np.sort(first)]
+
+    def present_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The distinct members among ``keys`` (valid entity indexes), in
+        order: whom a removal of ``keys`` takes the component from.
+
+        Part of the World interface: ``World.destroy`` hands them to the
+        ``on_remove`` hooks.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3); w.add("hp", e[1:])
+        2
+        >>> w["hp"].present_keys(np.array([2, 0, 2, 1])).tolist()
+        [2, 1]
+        """
+        present: np.ndarray = keys[self.contain_keys(keys)]
+        _, first = np.unique(present, return_index=True)
+        return present[np.sort(first)]
+
+    def watched_removal(self, keys: np.ndarray) -> int:
+        """Remove entity indexes (alive, validated), the ``on_remove`` hooks
+        first, while the rows are still there."""
+        reactor = self._reactor
+        if not reactor.watching("remove", self._name):
+            return self.discard_keys(keys)
+        with reactor.dispatch() as fire:
+            fire("remove", self._name, self._entities.handles(self.present_keys(keys)))
+            return self.discard_keys(keys)
 
     def discard(self, ids: Any) -> int:
         """Remove the component from the entities that have it; returns how many.
@@ -244,8 +297,12 @@ class EntityStore(ComponentStore):
         >>> w["tag"].discard(e)
         1
         """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().discard(self._name, ids)
+            return 0
         keys, _ = self._entities.resolve(ids, "nothing was removed")
-        return self.discard_keys(keys)
+        return self.watched_removal(keys)
 
     def remove(self, ids: Any) -> int:
         """Remove the component from entities that must all have it.
@@ -261,12 +318,16 @@ class EntityStore(ComponentStore):
         >>> w["tag"].remove(e[1]), len(w["tag"])
         (1, 1)
         """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().remove(self._name, ids)
+            return 0
         keys, scalar = self._entities.resolve(ids, "nothing was removed")
         k = self._first_absent(keys)
         if k >= 0:
             lacking = self._key_map.lacking(ids, k, scalar)
             raise KeyError(lacking + "; nothing was removed")
-        return self.discard_keys(keys)
+        return self.watched_removal(keys)
 
     def discard_keys(self, keys: np.ndarray) -> int:
         """Remove entity indexes (alive, validated), keeping the group packed.
@@ -297,6 +358,18 @@ class EntityStore(ComponentStore):
         >>> len(w["tag"])
         0
         """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().clear(self._name)
+            return
+        if not reactor.watching("remove", self._name):
+            self._clear()
+            return
+        with reactor.dispatch() as fire:
+            fire("remove", self._name, self._entities.handles(self.members().copy()))
+            self._clear()
+
+    def _clear(self) -> None:
         self._group._reset()
         self.note_moved()
         super().clear()

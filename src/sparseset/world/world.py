@@ -23,6 +23,7 @@ from .. import config
 from ..sets.index_kinds import KINDS, kind_named
 from ..sets.locking import Guarded, atomic, share_guard
 from . import persistence
+from .commands import Commands
 from .entities import (
     INDEX_LIMIT,
     LAST_GENERATION,
@@ -32,6 +33,7 @@ from .entities import (
 )
 from .entity_store import EntityStore
 from .group import Group
+from .hooks import Reactor, Subscription
 from .persistence import WorldState
 from .view import View
 
@@ -83,6 +85,7 @@ class World(Guarded):
         self._entities = Entities(capacity)
         self._stores: dict[str, EntityStore] = {}
         self._groups: list[Group] = []
+        self._reactor = Reactor(self.deferred)
 
     # -- entities ---------------------------------------------------------
 
@@ -104,19 +107,100 @@ class World(Guarded):
         1
         [4294967296]
         """
+        if self._reactor.deferring:
+            return self._reactor.defer().create(n)
+        return self._entities.create(self._room_for(n))
+
+    def _room_for(self, n: Any) -> int:
+        """``n`` checked as a count of new entities, with room made for them."""
         if isinstance(n, bool) or not isinstance(n, int | np.integer):
             raise TypeError(f"create(n) takes an integer count, not {n!r}")
-        n = int(n)
-        if n < 0:
-            raise ValueError(f"create(n) takes a count >= 0, got {n}")
-        needed = self._entities.count + self._entities.fresh_needed(n)
+        count = int(n)
+        if count < 0:
+            raise ValueError(f"create(n) takes a count >= 0, got {count}")
+        needed = self._entities.count + self._entities.fresh_needed(count)
         if needed > INDEX_LIMIT:
             raise ValueError(
-                f"cannot create {n} entities: {needed} indexes "
+                f"cannot create {count} entities: {needed} indexes "
                 f"would pass the limit of 2**31"
             )
         self._reserve_entities(needed)
-        return self._entities.create(n)
+        return count
+
+    def _hold(self, n: int) -> np.ndarray:
+        return self._entities.hold(self._room_for(n))
+
+    def deferred(self) -> Commands:
+        """A buffer of structural changes, applied in order, as batches, at
+        the end of a ``with`` block (or by its ``apply()``).
+
+        ``cmd.create(n)`` returns handles at once, alive once applied;
+        ``cmd.destroy(h)``, ``cmd.add(name, h, **columns)``,
+        ``cmd.remove(name, h)``, ``cmd.discard(name, h)`` and
+        ``cmd.clear(name)`` act as the world's calls do, when applied. A
+        run of the same command on the same component is one batch call.
+        A block that raises applies nothing (its created entities die
+        unused). See :class:`~sparseset.world.commands.Commands`.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(4)
+        >>> w.add("hp", e, hp=[5, 0, 7, 0])
+        4
+        >>> dead = e[w.get("hp", e)["hp"] == 0]
+        >>> with w.deferred() as cmd:  # despawn while walking
+        ...     for h in w["hp"].ids:
+        ...         if w.get("hp", h)["hp"] == 0:
+        ...             cmd.destroy(h)
+        >>> len(w), bool(w.alive(dead).any())
+        (2, False)
+        """
+        entities = self._entities
+        return Commands(self, self.lock, self._hold, entities.admit, entities.release)
+
+    def on_add(self, name: str, hook: Any) -> Subscription:
+        """Call ``hook(handles)`` once after each call that gives entities
+        component ``name`` (new members; replacing rows is no addition).
+
+        ``handles`` is a read-only int64 array, never empty. Structural
+        changes the hook makes are applied after the call completes; a
+        hook that raises propagates, the addition kept (see
+        :mod:`sparseset.world.hooks`). Returns a
+        :class:`~sparseset.world.hooks.Subscription`: ``close()`` it to stop.
+
+        Examples
+        --------
+        >>> w = World(); w.register("pos", "f8"); w.register("cell", "i4")
+        >>> def place(handles):  # give every new body a cell
+        ...     w.add("cell", handles, cell=0)
+        >>> hook = w.on_add("pos", place)
+        >>> w.add("pos", w.create(3), pos=1.0), len(w["cell"])
+        (3, 3)
+        """
+        self[name]  # an unknown component raises here
+        return self._reactor.subscribe("add", name, hook)
+
+    def on_remove(self, name: str, hook: Any) -> Subscription:
+        """Call ``hook(handles)`` once before each call that takes component
+        ``name`` from entities (``remove``, ``discard``, ``destroy``,
+        ``clear``), while ``w.get`` still reads their rows.
+
+        A hook that raises stops the call with the world unchanged.
+        Otherwise as :meth:`on_add`.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2)
+        >>> w.add("hp", e, hp=[3, 4])
+        2
+        >>> lost = []
+        >>> hook = w.on_remove("hp", lambda h: lost.extend(w.get("hp", h)["hp"]))
+        >>> w.destroy(e); [int(v) for v in lost]
+        2
+        [3, 4]
+        """
+        self[name]
+        return self._reactor.subscribe("remove", name, hook)
 
     def destroy(self, handles: Any) -> int:
         """Destroy entities: remove them from every store and kill their handles.
@@ -136,7 +220,24 @@ class World(Guarded):
         ...
         sparseset.DeadHandleError: handle = 0 (index 0, generation 0) is ...
         """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().destroy(handles)
+            return 0
         keys, _ = self._entities.resolve(handles, "nothing was destroyed")
+        stores = self._stores.values()
+        watched = [s for s in stores if reactor.watching("remove", s.name)]
+        if not watched:
+            return self._destroy_keys(keys)
+        with reactor.dispatch() as fire:
+            # Every store's hooks first, while every row is still there: a
+            # hook that raises leaves the world unchanged.
+            for store in watched:
+                present = store.present_keys(keys)
+                fire("remove", store.name, self._entities.handles(present))
+            return self._destroy_keys(keys)
+
+    def _destroy_keys(self, keys: np.ndarray) -> int:
         for store in self._stores.values():
             store.discard_keys(keys)
         return self._entities.kill(keys)
@@ -237,7 +338,13 @@ class World(Guarded):
         else:
             schema = {name: (dtype, shape)}
         store = EntityStore(
-            self, self._entities, name, schema, self._capacity, self._index
+            self,
+            self._entities,
+            name,
+            schema,
+            self._capacity,
+            self._index,
+            self._reactor,
         )
         share_guard(store, self)
         self._stores[name] = store

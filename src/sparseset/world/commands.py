@@ -1,0 +1,288 @@
+"""Deferred commands: structural changes collected now, applied later as batches.
+
+A :class:`Commands` buffer takes ``create``, ``destroy``, ``add``,
+``remove``, ``discard`` and ``clear`` calls and applies them in order at
+its :meth:`Commands.apply`: the end of a ``with world.deferred() as cmd:``
+block, or the end of the call whose hooks made them (see :mod:`.hooks`).
+Runs of the same command on the same component become one batch call, so
+a system that despawns entities one at a time while it walks a view pays
+for one ``destroy``.
+
+``create(n)`` hands out its handles at once: the world holds their indexes
+(neither alive nor free) until the buffer is applied, when they come alive,
+or dropped, when they die unused. A held handle is dead to every other call
+until then, and stays dead forever if the buffer is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..sets.ids import as_ids
+
+
+class Target(Protocol):
+    """What a buffer applies its commands to: a World."""
+
+    def __getitem__(self, name: str) -> Any: ...
+
+    def destroy(self, handles: Any) -> int: ...
+
+
+#: Hold ``n`` entity indexes, returning their handles; bring held handles
+#: to life; drop held handles (they die unused).
+Hold = Callable[[int], np.ndarray]
+Settle = Callable[[np.ndarray], None]
+#: A reentrant lock: the world's.
+Lock = AbstractContextManager[Any]
+#: One recorded command: ``(op, component, handles, columns)``.
+Command = tuple[str, str, np.ndarray, dict[str, Any]]
+
+
+class Commands:
+    """A buffer of structural changes to a world, applied in order, as batches.
+
+    Made by :meth:`World.deferred <sparseset.World.deferred>` (or by a hook's
+    triggering call); not constructed directly.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+    >>> with w.deferred() as cmd:
+    ...     new = cmd.create(2)
+    ...     cmd.add("hp", new, hp=[7, 8])
+    ...     cmd.destroy(e[0])
+    ...     len(w), bool(w.alive(new[0]))  # nothing applied yet
+    (3, False)
+    >>> len(w), w.get("hp", new)["hp"].tolist()
+    (4, [7, 8])
+    """
+
+    __slots__ = ("_admit", "_commands", "_hold", "_lock", "_release", "_world")
+
+    def __init__(
+        self, world: Target, lock: Lock, hold: Hold, admit: Settle, release: Settle
+    ) -> None:
+        self._world = world
+        #: The world's lock: held while entities are held, applied or dropped.
+        self._lock = lock
+        self._hold, self._admit, self._release = hold, admit, release
+        #: ``(op, component, handles, columns)`` in call order.
+        self._commands: list[Command] = []
+
+    def __len__(self) -> int:
+        return len(self._commands)
+
+    def __repr__(self) -> str:
+        return f"<sparseset Commands: {len(self._commands)} pending>"
+
+    # -- recording ----------------------------------------------------------
+
+    def create(self, n: int) -> np.ndarray:
+        """``n`` new entities, alive once the buffer is applied; their
+        handles now (int64), for the buffer's other commands.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World()
+        >>> with w.deferred() as cmd:
+        ...     e = cmd.create(2)
+        >>> w.alive(e).tolist()
+        [True, True]
+        """
+        with self._lock:
+            handles = self._hold(n)
+        self._commands.append(("create", "", handles, {}))
+        return handles
+
+    def destroy(self, handles: Any) -> None:
+        """Destroy entities when the buffer is applied (as
+        :meth:`World.destroy <sparseset.World.destroy>`; a handle destroyed
+        twice in one run of destroys counts once).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); e = w.create(2)
+        >>> with w.deferred() as cmd:
+        ...     cmd.destroy(e[0]); cmd.destroy(e[0])
+        >>> w.alive(e).tolist()
+        [False, True]
+        """
+        self._record("destroy", "", handles, {})
+
+    def add(self, name: str, handles: Any, /, **columns: Any) -> None:
+        """Give entities component ``name`` when the buffer is applied (as
+        ``world[name].add``). The component and the values are checked
+        now: a bad one raises here and records nothing.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(1)
+        >>> with w.deferred() as cmd:
+        ...     cmd.add("hp", e, hp=5)
+        >>> w.get("hp", e[0])["hp"].item()
+        5
+        """
+        self._record("add", name, handles, columns)
+
+    def remove(self, name: str, handles: Any) -> None:
+        """Take component ``name`` from entities when the buffer is applied
+        (as ``world[name].remove``: they must have it then).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(1); w.add("tag", e)
+        1
+        >>> with w.deferred() as cmd:
+        ...     cmd.remove("tag", e)
+        >>> bool(w.has("tag", e[0]))
+        False
+        """
+        self._record("remove", name, handles, {})
+
+    def discard(self, name: str, handles: Any) -> None:
+        """Take component ``name`` from those of the entities that have it
+        when the buffer is applied (as ``world[name].discard``).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); e = w.create(2); w.add("tag", e[0])
+        1
+        >>> with w.deferred() as cmd:
+        ...     cmd.discard("tag", e)
+        >>> len(w["tag"])
+        0
+        """
+        self._record("discard", name, handles, {})
+
+    def clear(self, name: str) -> None:
+        """Take component ``name`` from every entity when the buffer is
+        applied (as ``world[name].clear``).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("tag"); w.add("tag", w.create(2))
+        2
+        >>> with w.deferred() as cmd:
+        ...     cmd.clear("tag")
+        >>> len(w["tag"])
+        0
+        """
+        self._world[name]  # an unknown component raises here
+        self._commands.append(("clear", name, np.empty(0, np.int64), {}))
+
+    def _record(
+        self, op: str, name: str, handles: Any, columns: Mapping[str, Any]
+    ) -> None:
+        ids, _ = as_ids(handles)
+        ids = np.array(ids, np.int64)  # a copy: later edits of theirs don't reach us
+        cast = {}
+        if name:
+            store = self._world[name]
+            cast = {col: store.cast(ids.shape[0], col, v) for col, v in columns.items()}
+        self._commands.append((op, name, ids, cast))
+
+    # -- applying -----------------------------------------------------------
+
+    def apply(self) -> None:
+        """Apply the commands in order, a run of the same command on the
+        same component (and columns) as one batch, and empty the buffer.
+
+        A command that raises stops the rest: the commands before it stay
+        applied, the entities of later ``create`` commands die unused, and
+        the error propagates with a note naming the command.
+        """
+        with self._lock:  # one step for other threads
+            self._apply(self._commands)
+
+    def _apply(self, commands: list[Command]) -> None:
+        self._commands = []
+        k = 0
+        try:
+            while k < len(commands):
+                op, name, _, columns = commands[k]
+                stop = k + 1
+                while stop < len(commands) and (
+                    commands[stop][:2] == (op, name)
+                    and commands[stop][3].keys() == columns.keys()
+                ):
+                    stop += 1
+                self._apply_run(commands[k:stop])
+                k = stop
+        except Exception as error:
+            op, name = commands[k][:2]
+            what = f"{op}({name!r}, ...)" if name else f"{op}(...)"
+            error.add_note(f"while applying the deferred command {what}")
+            self._drop(commands[k:])
+            raise
+
+    def _apply_run(self, run: list[Command]) -> None:
+        op, name = run[0][:2]
+        handles = np.concatenate([command[2] for command in run])
+        if op == "create":
+            self._admit(handles)
+        elif op == "destroy":
+            self._world.destroy(handles)
+        elif op == "add":
+            columns = {
+                col: np.concatenate([command[3][col] for command in run])
+                for col in run[0][3]
+            }
+            self._world[name].add(handles, **columns)
+        elif op == "remove":
+            self._world[name].remove(handles)
+        elif op == "discard":
+            self._world[name].discard(handles)
+        else:
+            self._world[name].clear()
+
+    def drop(self) -> None:
+        """Forget every command; the entities of ``create`` die unused.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); cmd = w.deferred(); e = cmd.create(1); cmd.drop()
+        >>> len(w), bool(w.alive(e[0]))
+        (0, False)
+        """
+        commands, self._commands = self._commands, []
+        self._drop(commands)
+
+    def _drop(self, commands: list[Command]) -> None:
+        held = [command[2] for command in commands if command[0] == "create"]
+        if held:
+            with self._lock:
+                self._release(np.concatenate(held))
+
+    # -- as a context manager ------------------------------------------------
+
+    def __enter__(self) -> Commands:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # A block that raised changes nothing: its commands are dropped.
+        if kind is None:
+            self.apply()
+        else:
+            self.drop()
+
+
+__all__ = ["Commands", "Target"]
