@@ -42,7 +42,7 @@ from .entities import (
 from .index import flat, hashed, kinds, paged
 from .index.hashed import HashIndex
 from .index.paged import PagedIndex
-from .rows import pack_back, pack_front, scatter_rows, take
+from .rows import accumulate_rows, pack_back, pack_front, scatter_rows, take
 from .scalar import add_one, discard_one, find_one
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "UPSERT_TUNING",
     "HashIndex",
     "PagedIndex",
+    "accumulate_rows",
     "add_one",
     "claim",
     "create_entities",

@@ -42,6 +42,31 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
             column[row, j] = values[k, j]
 
 
+@njit(cache=True)
+def accumulate_rows(column: Column, positions: IntArray, values: Column) -> None:
+    """``column[positions[k]] += values[k]`` for every ``k``: a repeated
+    position accumulates each occurrence (``np.add.at``'s rule), in the
+    column's own dtype; ``values`` of one row adds that row each time. The
+    caller has checked that no sum overflows.
+
+    Unlike the other row kernels, these columns are typed numbers (2-D:
+    rows by their elements), not words: an addition needs the dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column = np.zeros((3, 1), np.int32)
+    >>> accumulate_rows(column, np.array([2, 0, 2]), np.ones((1, 1), np.int32))
+    >>> column[:, 0].tolist()
+    [1, 0, 2]
+    """
+    step = 1 if values.shape[0] > 1 else 0
+    for k in range(positions.shape[0]):
+        row = positions[k]
+        for j in range(column.shape[1]):
+            column[row, j] += values[k * step, j]
+
+
 @typed_njit(**NO_NRT)
 def take(values: NDArray[Any], at: IntArray, out: NDArray[Any]) -> None:
     """``out[k] = values[at[k]]``, for a 1-D gather by uint32 positions.

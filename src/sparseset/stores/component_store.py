@@ -21,6 +21,7 @@ from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
 from ..sets.ids import (
     as_ids,
+    describe,
     is_one_key,
     kernel_ids,
     one_id,
@@ -72,6 +73,11 @@ def _words(column: np.ndarray) -> np.ndarray:
     row_bytes = rows.shape[1] * column.dtype.itemsize
     word = next(size for size in _WORDS if row_bytes % size == 0)
     return rows.view(np.uint8).view(_WORDS[word])
+
+
+def _elements(column: np.ndarray) -> np.ndarray:
+    """``column`` as 2-D: a row per row, its elements in the row's order."""
+    return column.reshape(column.shape[0], int(np.prod(column.shape[1:])))
 
 
 def _nested(value: Any) -> bool:
@@ -461,6 +467,122 @@ class ComponentStore(Guarded):
                 self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
         self._scatter(positions, values)
         return int(new_n - n)
+
+    def add_at(self, ids: Any, /, **columns: Any) -> int:
+        """Add each occurrence's values to its id's row: a counter.
+
+        Ids not yet members are added first, their rows zero-filled; then
+        every occurrence accumulates, a repeated id once per occurrence
+        (as ``np.add.at``, which ``store[name][rows] += values`` is not).
+        Columns must hold numbers. Values are cast and checked as
+        :meth:`add`'s are, and an integer sum that would not fit its
+        column raises ``ValueError`` naming the id, where ``np.add.at``
+        would wrap around; nothing changes then. Returns how many ids were
+        new.
+
+        Examples
+        --------
+        >>> store = ComponentStore({"n": "i8", "total": "f8"})
+        >>> store.add_at([7, 3, 7, 7], n=1, total=[0.5, 1.0, 0.25, 0.25])
+        2
+        >>> store.get([7, 3])
+        {'n': array([3, 1]), 'total': array([1., 1.])}
+        >>> ComponentStore({"n": "u1"}).add_at([1] * 300, n=1)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: column 'n': the sum for ids[0] = 1 would be 300, outside ...
+        """
+        arr, scalar = as_ids(ids)
+        values = {}
+        for name, value in columns.items():
+            self._column(name)  # an unknown name raises first
+            dtype, shape = self._schema[name]
+            if dtype.kind not in "iuf":
+                raise TypeError(
+                    f"{self._column_label(name)}: add_at adds numbers; "
+                    f"a {dtype} column cannot hold a sum"
+                )
+            # One row for every occurrence (a count's 1) stays one row: the
+            # kernel reads it for each, with no array of n copies.
+            one = np.shape(value) == shape
+            count = 1 if one else arr.shape[0]
+            values[name] = self._prepare(count, {name: value})[name]
+        if arr.shape[0]:
+            self._check_sums(arr, scalar, ids, values)
+        state = self._state()
+        n = state.n
+        positions = np.empty(arr.shape[0], np.int64)
+        new_n = self._engine.insert(arr, scalar, ids, positions)
+        self._fit_columns()
+        state.n = new_n
+        if new_n != n:
+            state.epoch += 1
+        for name in self._schema:
+            self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
+        for name, rows in values.items():
+            column = _elements(self._column(name))
+            kernels.accumulate_rows(column, positions, _elements(rows))
+        return int(new_n - n)
+
+    def _check_sums(
+        self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]
+    ) -> None:
+        """Raise if an integer column's sum for some id would not fit it.
+
+        A bound first (the column's extremes plus every positive, or every
+        negative, value): in a counter's life it settles the question; only
+        where it cannot does an exact pass group the occurrences by id.
+        """
+        count = arr.shape[0]
+        for name, rows in values.items():
+            if rows.dtype.kind not in "iu":
+                continue
+            column = _elements(self._column(name)[: len(self)])
+            low, high = _int_range(column.dtype)
+            top = int(column.max()) if column.size else 0
+            bottom = int(column.min()) if column.size else 0
+            flat = _elements(rows)
+            times = count if flat.shape[0] == 1 else 1
+            up = int(flat.clip(min=0).sum(dtype=np.float64)) * times
+            down = int(flat.clip(max=0).sum(dtype=np.float64)) * times
+            # Float sums are inexact: a margin of one part in 2**20 covers
+            # the rounding of up to 2**30 additions.
+            slack = (abs(up) + abs(down)) // 2**20 + 1
+            fits_up = max(top, 0) + up + slack <= high
+            if fits_up and min(bottom, 0) + down - slack >= low:
+                continue
+            positions = self._engine.index(arr)  # -1 for ids not yet members
+            every = np.broadcast_to(flat, (count, flat.shape[1]))
+            self._check_sums_exactly(arr, scalar, source, name, every, positions)
+
+    def _check_sums_exactly(
+        self,
+        arr: np.ndarray,
+        scalar: bool,
+        source: Any,
+        name: str,
+        flat: np.ndarray,
+        positions: np.ndarray,
+    ) -> None:
+        column = self._column(name)
+        low, high = _int_range(column.dtype)
+        keys, first, inverse = np.unique(arr, return_index=True, return_inverse=True)
+        sums = np.zeros((keys.shape[0], flat.shape[1]), dtype=object)
+        np.add.at(sums, inverse, flat.astype(object))
+        rows = _elements(column)
+        for u, k in enumerate(first):
+            p = positions[k]
+            start = rows[p].astype(object) if p >= 0 else 0
+            total = start + sums[u]
+            bad = (total < low) | (total > high)
+            if bad.any():
+                value = total[int(np.argmax(bad))]
+                where = describe(arr, int(k), scalar, source)
+                raise ValueError(
+                    f"{self._column_label(name)}: the sum for {where} would be "
+                    f"{value}, outside the range of {column.dtype} [{low}, {high}]; "
+                    "nothing was changed"
+                )
 
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""

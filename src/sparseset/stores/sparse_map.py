@@ -299,6 +299,24 @@ class SparseMap(MutableMapping[int, Any], Guarded):
             return self._store.add(ids)
         return self._store.add(ids, value=values)
 
+    def add_at(self, ids: Any, values: Any) -> int:
+        """Add each occurrence's value to its key's value: a counter.
+
+        Missing keys start at zero; a repeated key adds once per occurrence
+        (as ``np.add.at``; ``m[ids] += 1`` counts a repeat once). An integer
+        sum that would not fit the dtype raises ``ValueError`` and changes
+        nothing. Returns how many keys were new (see
+        :meth:`ComponentStore.add_at`).
+
+        Examples
+        --------
+        >>> counts = SparseMap("i8"); counts.add_at([1, 1, 2], 1)
+        2
+        >>> dict(counts.items())
+        {1: np.int64(2), 2: np.int64(1)}
+        """
+        return self._store.add_at(ids, value=values)
+
     def discard(self, ids: Any) -> int:
         """Remove the ids that are keys; returns how many.
 

@@ -1,7 +1,7 @@
 """Deferred commands: structural changes collected now, applied later as batches.
 
 A :class:`Commands` buffer takes ``create``, ``destroy``, ``add``,
-``remove``, ``discard`` and ``clear`` calls and applies them in order at
+``add_at``, ``remove``, ``discard`` and ``clear`` calls and applies them in order at
 its :meth:`Commands.apply`: the end of a ``with world.deferred() as cmd:``
 block, or the end of the call whose hooks made them (see :mod:`.hooks`).
 Runs of the same command on the same component become one batch call, so
@@ -134,6 +134,22 @@ class Commands:
         """
         self._record("add", name, handles, columns)
 
+    def add_at(self, name: str, handles: Any, /, **columns: Any) -> None:
+        """Accumulate values into component ``name`` when the buffer is
+        applied (as ``world[name].add_at``: a repeated handle adds each
+        time, and a run of these is one call).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hits", "i4"); e = w.create(1)
+        >>> with w.deferred() as cmd:
+        ...     cmd.add_at("hits", e, hits=1); cmd.add_at("hits", e, hits=2)
+        >>> w.get("hits", e[0])["hits"].item()
+        3
+        """
+        self._record("add_at", name, handles, columns)
+
     def remove(self, name: str, handles: Any) -> None:
         """Take component ``name`` from entities when the buffer is applied
         (as ``world[name].remove``: they must have it then).
@@ -235,12 +251,15 @@ class Commands:
             self._admit(handles)
         elif op == "destroy":
             self._world.destroy(handles)
-        elif op == "add":
+        elif op in ("add", "add_at"):
             columns = {
                 col: np.concatenate([command[3][col] for command in run])
                 for col in run[0][3]
             }
-            self._world[name].add(handles, **columns)
+            if op == "add":
+                self._world[name].add(handles, **columns)
+            else:
+                self._world[name].add_at(handles, **columns)
         elif op == "remove":
             self._world[name].remove(handles)
         elif op == "discard":

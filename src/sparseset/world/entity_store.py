@@ -245,6 +245,36 @@ class EntityStore(ComponentStore):
             fire("add", self._name, self._entities.handles(new))
         return added
 
+    def add_at(self, ids: Any, /, **columns: Any) -> int:
+        """Add each occurrence's values to its entity's row (a counter), as
+        :meth:`ComponentStore.add_at`, for live handles only.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hits", "i4"); e = w.create(2)
+        >>> w["hits"].add_at(e[[0, 1, 0]], hits=1), w.get("hits", e)["hits"].tolist()
+        (2, [2, 1])
+        """
+        reactor = self._reactor
+        if reactor.deferring:
+            reactor.defer().add_at(self._name, ids, **columns)
+            return 0
+        keys, _ = self._entities.resolve(ids, "nothing was added")
+        if not reactor.watching("add", self._name):
+            return self._add_at_keys(keys, columns)
+        new = self._new_keys(keys)
+        with reactor.dispatch() as fire:
+            added = self._add_at_keys(keys, columns)
+            fire("add", self._name, self._entities.handles(new))
+        return added
+
+    def _add_at_keys(self, keys: np.ndarray, columns: dict[str, Any]) -> int:
+        added = super().add_at(keys, **columns)
+        self.note_moved()
+        self._group._admit(keys)
+        return added
+
     def _add_keys(self, keys: np.ndarray, columns: dict[str, Any]) -> int:
         added = super().add(keys, **columns)
         self.note_moved()
