@@ -205,6 +205,10 @@ class ComponentStore(Guarded):
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
+        #: Every column the rows carry: the schema's, then the store's own
+        #: (a tracked World store's change stamps; names start with "_").
+        #: Row moves, growth, sorting and twins take all of them.
+        self._stored = dict(self._schema)
         self._engine = SetEngine.new(kind_named(index), capacity)
         self._key_map: KeyMap = IdKeys()
         state = self._engine.state
@@ -262,15 +266,29 @@ class ComponentStore(Guarded):
         member; -1 if all are."""
         return self._engine.first_absent(keys)
 
+    def _array(self, name: str) -> np.ndarray:
+        """The full array of stored column ``name`` (the schema's or the
+        store's own), all of its rows."""
+        array: np.ndarray = getattr(self._engine.state, f"_col_{name}")
+        return array
+
+    def _carry(self, name: str, dtype: Any) -> None:
+        """Add a column of the store's own (``name`` starts with ``_``, so no
+        schema column has it), zero-filled, that moves with the rows but is
+        no column of the schema. Before any twin exists."""
+        state = self._state()
+        self._stored[name] = (np.dtype(dtype), ())
+        setattr(state, f"_col_{name}", np.zeros(state.dense.shape[0], dtype))
+
     def _rows(self) -> tuple[np.ndarray, ...]:
-        """Every column as words, for the row-moving kernels."""
-        return tuple(_words(self._column(name)) for name in self._schema) or _NO_ROWS
+        """Every stored column as words, for the row-moving kernels."""
+        return tuple(_words(self._array(name)) for name in self._stored) or _NO_ROWS
 
     def _fit_columns(self) -> None:
-        """Give every column as many rows as ``dense`` has slots."""
+        """Give every stored column as many rows as ``dense`` has slots."""
         state = self._state()
         rows, n = state.dense.shape[0], state.n
-        for name, (dtype, shape) in self._schema.items():
+        for name, (dtype, shape) in self._stored.items():
             old = getattr(state, f"_col_{name}")
             if old.shape[0] < rows:
                 column = np.empty((rows, *shape), dtype)
@@ -321,7 +339,7 @@ class ComponentStore(Guarded):
         160
         """
         return self._engine.nbytes + sum(
-            self._column(name).nbytes for name in self._schema
+            self._array(name).nbytes for name in self._stored
         )
 
     # -- values in, values out --------------------------------------------
@@ -461,10 +479,10 @@ class ComponentStore(Guarded):
         state.n = new_n
         if new_n != n:
             state.epoch += 1
-        for name in self._schema:
+        for name, (dtype, _) in self._stored.items():
             if name not in values:
                 # A zero of the dtype: blank strings and records, not "0".
-                self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
+                self._array(name)[n:new_n] = np.zeros((), dtype)
         self._scatter(positions, values)
         return int(new_n - n)
 
@@ -517,8 +535,8 @@ class ComponentStore(Guarded):
         state.n = new_n
         if new_n != n:
             state.epoch += 1
-        for name in self._schema:
-            self._column(name)[n:new_n] = np.zeros((), self._schema[name][0])
+        for name, (dtype, _) in self._stored.items():
+            self._array(name)[n:new_n] = np.zeros((), dtype)
         for name, rows in values.items():
             column = _elements(self._column(name))
             kernels.accumulate_rows(column, positions, _elements(rows))
@@ -713,7 +731,7 @@ class ComponentStore(Guarded):
         >>> reap(store.jit); store.ids.tolist()
         [1]
         """
-        return self._engine.hand_out_twin(self._schema, self._key_map.twin_entities())
+        return self._engine.hand_out_twin(self._stored, self._key_map.twin_entities())
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # A store is a table, not an id array: were np.asarray(store) the
@@ -842,8 +860,8 @@ class ComponentStore(Guarded):
         members = state.dense[:n]
         members[...] = members[order]
         kernels.reindex(state.sparse, state.dense, 0, n)
-        for name in self._schema:
-            rows = self._column(name)[:n]
+        for name in self._stored:
+            rows = self._array(name)[:n]
             rows[...] = rows[order]
         state.epoch += 1
 
