@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -209,6 +209,8 @@ class ComponentStore(Guarded):
         #: (a tracked World store's change stamps; names start with "_").
         #: Row moves, growth, sorting and twins take all of them.
         self._stored = dict(self._schema)
+        #: The clock of a store that stamps its rows (see _track_changes).
+        self._clock: Callable[[], int] | None = None
         self._engine = SetEngine.new(kind_named(index), capacity)
         self._key_map: KeyMap = IdKeys()
         state = self._engine.state
@@ -279,6 +281,24 @@ class ComponentStore(Guarded):
         state = self._state()
         self._stored[name] = (np.dtype(dtype), ())
         setattr(state, f"_col_{name}", np.zeros(state.dense.shape[0], dtype))
+
+    def _track_changes(self, clock: Callable[[], int]) -> None:
+        """Stamp rows from now on, from ``clock()``: ``_added`` with when
+        the row's id came, ``_changed`` with when the row was last written
+        by a declared write (:meth:`add`, :meth:`set`, :meth:`add_at`).
+        Before any row exists."""
+        self._carry("_added", np.uint32)
+        self._carry("_changed", np.uint32)
+        self._clock = clock
+
+    def _stamp(self, written: Any, first_new: int, end: int) -> None:
+        """Stamp rows ``written`` (positions) changed and ``[first_new,
+        end)`` added, now; nothing for a store that does not stamp."""
+        if self._clock is None:
+            return
+        tick = self._clock()
+        self._array("_changed")[written] = tick
+        self._array("_added")[first_new:end] = tick
 
     def _rows(self) -> tuple[np.ndarray, ...]:
         """Every stored column as words, for the row-moving kernels."""
@@ -484,6 +504,7 @@ class ComponentStore(Guarded):
                 # A zero of the dtype: blank strings and records, not "0".
                 self._array(name)[n:new_n] = np.zeros((), dtype)
         self._scatter(positions, values)
+        self._stamp(positions, n, new_n)
         return int(new_n - n)
 
     def add_at(self, ids: Any, /, **columns: Any) -> int:
@@ -540,6 +561,7 @@ class ComponentStore(Guarded):
         for name, rows in values.items():
             column = _elements(self._column(name))
             kernels.accumulate_rows(column, positions, _elements(rows))
+        self._stamp(positions, n, new_n)
         return int(new_n - n)
 
     def _check_sums(
@@ -635,9 +657,11 @@ class ComponentStore(Guarded):
                 row = {name: r[0] for name, r in self._prepare(1, columns).items()}
             for name, value in row.items():
                 self._column(name)[p] = value
+            self._stamp(p, 0, 0)
             return
         positions, _ = self._positions(ids)
         self._scatter(positions, self._prepare(positions.shape[0], columns))
+        self._stamp(positions, 0, 0)
 
     def get(self, ids: Any) -> dict[str, Any]:
         """The rows of ids that must all be members, column by column.

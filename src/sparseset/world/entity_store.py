@@ -47,6 +47,7 @@ from ..sets.pool import share_out, shared
 from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 from .hooks import Reactor
+from .tracking import Tracker
 
 
 class Owner(Protocol):
@@ -189,6 +190,8 @@ class EntityStore(ComponentStore):
         self._name = name
         #: The world's hooks and the buffer its hooks' changes wait in.
         self._reactor = Reactor() if reactor is None else reactor
+        #: The world's tracker, if this component is tracked.
+        self._tracker: Tracker | None = None
         self._group: Owner = NO_GROUP
         self._version = 0
         self._handles = HandleKeys(entities, name)
@@ -217,6 +220,80 @@ class EntityStore(ComponentStore):
         True
         """
         return None if self._group is NO_GROUP else self._group
+
+    # -- change tracking ----------------------------------------------------
+
+    def track(self, tracker: Tracker) -> None:
+        """Stamp this component's rows and log its removals for ``tracker``
+        from now on (see :mod:`.tracking`). Part of the World interface:
+        ``register(..., track=True)`` calls it before any row exists.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); w["hp"].tracked
+        True
+        """
+        self._tracker = tracker
+        self._track_changes(lambda: tracker.tick)
+        tracker.track(self._name, self)
+
+    @property
+    def tracked(self) -> bool:
+        """Whether the component records its changes for readers.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); w["hp"].tracked
+        False
+        """
+        return self._tracker is not None
+
+    def stamps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(handles, added, changed)`` of the members, row for row: what a
+        reader filters. Part of the tracking interface.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(2))
+        2
+        >>> [a.tolist() for a in w["hp"].stamps()]
+        [[0, 1], [1, 1], [1, 1]]
+        """
+        n = len(self)
+        handles = self._entities.handles(self.members())
+        return handles, self._array("_added")[:n], self._array("_changed")[:n]
+
+    def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase).
+        Part of the tracking interface."""
+        n = len(self)
+        for name in ("_added", "_changed"):
+            stamps = self._array(name)[:n]
+            stamps[...] = squeeze(stamps.astype(np.int64))
+
+    def touch(self, ids: Any) -> None:
+        """Declare the rows of entities written: a tracked component's
+        readers see them in ``changed()``. Does nothing on an untracked
+        component. Every entity must have the component (``KeyError``,
+        nothing marked) and be alive (:class:`DeadHandleError`).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("pos", "f8", track=True); e = w.create(2)
+        >>> w.add("pos", e, pos=0.0); r = w.reader("pos")
+        2
+        >>> w["pos"]["pos"][1] = 5.0   # a plain write: not seen
+        >>> w["pos"].touch(e[1]); r.changed().tolist()
+        [1]
+        """
+        if self._tracker is None:
+            return
+        positions, _ = self._positions(ids)
+        self._stamp(positions, 0, 0)
 
     # -- changes ----------------------------------------------------------
 
@@ -375,7 +452,13 @@ class EntityStore(ComponentStore):
         """
         self._group._expel(keys)
         self.note_moved()
-        return self._discard_rows(keys)
+        removed = self._discard_rows(keys)
+        if self._tracker is not None and removed:
+            # Swap-and-pop left the removed keys just past the members.
+            n = len(self)
+            gone = self._state().dense[n : n + removed]
+            self._tracker.removed(self._name, self._entities.handles(gone))
+        return removed
 
     def clear(self) -> None:
         """Remove the component from every entity.
@@ -400,6 +483,8 @@ class EntityStore(ComponentStore):
             self._clear()
 
     def _clear(self) -> None:
+        if self._tracker is not None:
+            self._tracker.removed(self._name, self._entities.handles(self.members()))
         self._group._reset()
         self.note_moved()
         super().clear()

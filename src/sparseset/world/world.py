@@ -35,6 +35,7 @@ from .entity_store import EntityStore
 from .group import Group
 from .hooks import Reactor, Subscription
 from .persistence import WorldState
+from .tracking import Reader, Tracker
 from .view import View
 
 
@@ -86,6 +87,7 @@ class World(Guarded):
         self._stores: dict[str, EntityStore] = {}
         self._groups: list[Group] = []
         self._reactor = Reactor(self.deferred)
+        self._tracker = Tracker()
 
     # -- entities ---------------------------------------------------------
 
@@ -157,6 +159,60 @@ class World(Guarded):
         """
         entities = self._entities
         return Commands(self, self.lock, self._hold, entities.admit, entities.release)
+
+    def reader(self, name: str) -> Reader:
+        """A reader of a tracked component's changes, from now on.
+
+        ``r.added()``, ``r.changed()`` and ``r.removed()`` answer the
+        entities (int64 handles) that got, were written (declared writes:
+        adds, ``set``, ``add_at``, ``touch``) or lost the component since
+        the reader was made or last committed; ``r.commit()`` moves it on.
+        Raises ``ValueError`` for an untracked component. See
+        :class:`~sparseset.world.tracking.Reader`.
+
+        Examples
+        --------
+        >>> w = World(); w.register("pos", "f8", track=True)
+        >>> moved = w.reader("pos"); e = w.create(2); w.add("pos", e, pos=1.0)
+        2
+        >>> moved.commit(); w.touch("pos", e[0]); moved.changed().tolist()
+        [0]
+        """
+        store = self[name]
+        if not store.tracked:
+            raise ValueError(
+                f"component {name!r} is not tracked: register it with "
+                f"track=True to read its changes"
+            )
+        return Reader(self._tracker, store, self.lock)
+
+    def touch(self, name: str, handles: Any) -> None:
+        """Declare the rows of ``handles`` in component ``name`` written,
+        for the component's readers (``world[name].touch``; nothing on an
+        untracked component).
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4", track=True); e = w.create(1)
+        >>> w.add("hp", e); r = w.reader("hp"); w.touch("hp", e)
+        1
+        >>> r.changed().tolist()
+        [0]
+        """
+        self[name].touch(handles)
+
+    def set(self, name: str, handles: Any, /, **columns: Any) -> None:
+        """Replace the values of component ``name`` for entities that must
+        have it (``world[name].set``).
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.add("hp", e)
+        2
+        >>> w.set("hp", e[1], hp=7); w.get("hp", e)["hp"].tolist()
+        [0, 7]
+        """
+        self[name].set(handles, **columns)
 
     def on_add(self, name: str, hook: Any) -> Subscription:
         """Call ``hook(handles)`` once after each call that gives entities
@@ -294,7 +350,9 @@ class World(Guarded):
 
     # -- components -------------------------------------------------------
 
-    def register(self, name: str, dtype: Any = None, shape: Any = ()) -> None:
+    def register(
+        self, name: str, dtype: Any = None, shape: Any = (), track: bool = False
+    ) -> None:
         """Register a component; ``world[name]`` is then its store.
 
         Parameters
@@ -308,6 +366,10 @@ class World(Guarded):
             makes a tag: membership only, no columns.
         shape : int or tuple, optional
             Row shape of a one-column component.
+        track : bool, optional
+            Record which entities get, change and lose the component, for
+            :meth:`reader` (8 bytes per row, plus the removals no reader
+            has read yet). Untracked components cost nothing.
 
         Examples
         --------
@@ -346,7 +408,11 @@ class World(Guarded):
             self._index,
             self._reactor,
         )
+        if not isinstance(track, bool):
+            raise TypeError(f"track must be True or False, not {track!r}")
         share_guard(store, self)
+        if track:
+            store.track(self._tracker)
         self._stores[name] = store
 
     @property

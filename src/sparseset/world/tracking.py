@@ -1,0 +1,317 @@
+"""Change tracking: which entities got, changed or lost a component, per reader.
+
+A component registered with ``track=True`` stamps its rows from the world's
+clock: ``_added`` when the entity got the component, ``_changed`` when its
+row was last written through a declared write (an add, ``set``, ``add_at``,
+``touch``). Both are uint32 columns the rows carry (8 bytes per row), so
+every row move (swap-and-pop, a group's packing, a sort) keeps them with
+their entity. A removal (``remove``, ``discard``, ``destroy``, ``clear``)
+appends the entities' handles to the component's :class:`RemovalLog`.
+Untracked components have none of it.
+
+A :class:`Reader` remembers the clock at its last commit, ``since``; its
+answers are the rows stamped, and the removals logged, after it. Committing
+sets ``since`` to the clock and moves the clock on, so each event reaches
+each reader exactly once: every later stamp is past every commit. A log
+keeps its records until every open reader of the component has committed
+past them (a reader that is closed or collected stops counting).
+
+Writes through plain column views (``store[name][k] = ...``, a group's
+arrays, a twin's columns) are not seen: declare them with ``touch``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Protocol
+
+import numpy as np
+
+#: The clock runs to this, then every stamp is renumbered (see
+#: :meth:`Tracker.rebase`); stamps are uint32.
+TICK_LIMIT = 2**32 - 2
+
+
+class Stamped(Protocol):
+    """A tracked store as the tracker sees it."""
+
+    @property
+    def name(self) -> str: ...
+
+    def stamps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(handles, added, changed)`` of the members, row for row."""
+        ...
+
+    def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase)."""
+        ...
+
+    def contains(self, ids: Any) -> Any: ...
+
+
+class RemovalLog:
+    """The handles that lost a component, each with the clock of its removal.
+
+    Examples
+    --------
+    >>> log = RemovalLog(); log.append(np.array([7, 9]), 3)
+    >>> log.append(np.array([4]), 5)
+    >>> log.since(3).tolist(), log.prune(3), len(log)
+    ([4], 2, 1)
+    """
+
+    __slots__ = ("count", "handles", "ticks")
+
+    def __init__(self) -> None:
+        self.handles = np.empty(0, np.int64)
+        self.ticks = np.empty(0, np.int64)
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the records (and their spare room)."""
+        return int(self.handles.nbytes + self.ticks.nbytes)
+
+    def append(self, handles: np.ndarray, tick: int) -> None:
+        """Record ``handles`` as removed at ``tick``."""
+        end = self.count + handles.shape[0]
+        if end > self.handles.shape[0]:
+            size = max(end, 2 * self.handles.shape[0], 16)
+            for name in ("handles", "ticks"):
+                grown = np.empty(size, np.int64)
+                grown[: self.count] = getattr(self, name)[: self.count]
+                setattr(self, name, grown)
+        self.handles[self.count : end] = handles
+        self.ticks[self.count : end] = tick
+        self.count = end
+
+    def since(self, tick: int) -> np.ndarray:
+        """The handles removed after ``tick`` (records are in clock order)."""
+        ticks = self.ticks[: self.count]
+        first = int(np.searchsorted(ticks, tick, side="right"))
+        return self.handles[first : self.count]
+
+    def prune(self, tick: int) -> int:
+        """Drop the records at or before ``tick``; how many."""
+        ticks = self.ticks[: self.count]
+        gone = int(np.searchsorted(ticks, tick, side="right"))
+        if gone:
+            kept = self.count - gone
+            self.handles[:kept] = self.handles[gone : self.count]
+            self.ticks[:kept] = self.ticks[gone : self.count]
+            self.count = kept
+        return gone
+
+    def rebase(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Replace every record's clock ``t`` by ``squeeze(t)``."""
+        ticks = self.ticks[: self.count]
+        ticks[...] = squeeze(ticks)
+
+
+class Tracker:
+    """A world's clock, and the readers and removal logs of its tracked
+    components.
+
+    Examples
+    --------
+    >>> tracker = Tracker(); tracker.track("pos"); tracker.tracked("pos")
+    True
+    >>> tracker.tick
+    1
+    """
+
+    __slots__ = ("_logs", "_readers", "_stores", "tick")
+
+    def __init__(self) -> None:
+        #: The clock: stamps written now take this value.
+        self.tick = 1
+        self._logs: dict[str, RemovalLog] = {}
+        self._readers: dict[str, weakref.WeakSet[Reader]] = {}
+        self._stores: dict[str, Stamped] = {}
+
+    def track(self, name: str, store: Stamped | None = None) -> None:
+        """Track component ``name`` (its store stamps its rows itself)."""
+        self._logs[name] = RemovalLog()
+        self._readers[name] = weakref.WeakSet()
+        if store is not None:
+            self._stores[name] = store
+
+    def tracked(self, name: str) -> bool:
+        """Whether component ``name`` is tracked."""
+        return name in self._logs
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tracked components, in the order they were tracked."""
+        return tuple(self._logs)
+
+    def log(self, name: str) -> RemovalLog:
+        """Component ``name``'s removal records."""
+        return self._logs[name]
+
+    def removed(self, name: str, handles: np.ndarray) -> None:
+        """Record that ``handles`` lost component ``name`` now (only while a
+        reader of it is open: no reader, nothing to keep)."""
+        if not handles.shape[0] or not self._readers[name]:
+            return
+        log = self._logs[name]
+        if log.count + handles.shape[0] > log.handles.shape[0]:
+            self.prune(name)  # before growing: readers may have gone
+        log.append(handles, self.tick)
+
+    def open(self, name: str, reader: Reader) -> int:
+        """Register a new reader of ``name``; the ``since`` it starts from."""
+        self._readers[name].add(reader)
+        return self.advance()
+
+    def advance(self) -> int:
+        """The clock now, moved on so that every later stamp is past it."""
+        if self.tick >= TICK_LIMIT:
+            self.rebase()
+        now = self.tick
+        self.tick += 1
+        return now
+
+    def forget(self, name: str, reader: Reader) -> None:
+        """``reader`` no longer counts for ``name``'s records."""
+        self._readers[name].discard(reader)
+        self.prune(name)
+
+    def prune(self, name: str) -> None:
+        """Drop the records every open reader of ``name`` has committed past."""
+        readers = self._readers[name]
+        log = self._logs[name]
+        log.prune(min((r.since for r in readers), default=self.tick))
+
+    def rebase(self) -> None:
+        """Renumber the clock, every stamp and every reader's ``since`` so
+        that the clock never passes uint32.
+
+        Only how a stamp compares with each reader's ``since`` matters, so
+        each value becomes its rank among them: the ``j``-th smallest
+        ``since`` becomes ``2j``, and a stamp between the ``j``-th and the
+        next becomes ``2j + 1``. The clock then restarts just past the
+        largest, however long the world has run.
+        """
+        readers = [r for group in self._readers.values() for r in group]
+        sinces = np.unique(np.array([r.since for r in readers], np.int64))
+
+        def squeeze(ticks: np.ndarray) -> np.ndarray:
+            below = np.searchsorted(sinces, ticks, side="left")
+            equal = below < sinces.shape[0]
+            equal[equal] = sinces[below[equal]] == ticks[equal]
+            squeezed: np.ndarray = 2 * below + 1 + equal
+            return squeezed
+
+        for store in self._stores.values():
+            store.restamp(squeeze)
+        for log in self._logs.values():
+            log.rebase(squeeze)
+        for reader in readers:
+            reader.since = 2 * int(np.searchsorted(sinces, reader.since)) + 2
+        self.tick = 2 * sinces.shape[0] + 1
+
+
+class Reader:
+    """What happened to one component since this reader's last commit.
+
+    Made by :meth:`World.reader <sparseset.World.reader>`. ``added()``,
+    ``changed()`` and ``removed()`` answer int64 handles, no repeats, order
+    not promised, for the events after the reader was made or last
+    committed; :meth:`commit` moves it past everything it could see.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("pos", "f8", track=True); r = w.reader("pos")
+    >>> e = w.create(3); w.add("pos", e, pos=0.0)
+    3
+    >>> r.added().tolist(), r.changed().tolist(), r.removed().tolist()
+    ([0, 1, 2], [0, 1, 2], [])
+    >>> r.commit(); w.remove("pos", e[0]); w.set("pos", e[1], pos=2.0)
+    1
+    >>> r.added().tolist(), r.changed().tolist(), r.removed().tolist()
+    ([], [1], [0])
+    """
+
+    __slots__ = ("__weakref__", "_lock", "_store", "_tracker", "name", "since")
+
+    def __init__(self, tracker: Tracker, store: Stamped, lock: Any) -> None:
+        self._tracker: Tracker | None = tracker
+        self._store = store
+        self._lock = lock
+        #: The component read.
+        self.name = store.name
+        with lock:
+            #: The clock at the last commit: answers are the events after it.
+            self.since = tracker.open(self.name, self)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._tracker is None
+
+    def _open(self) -> Tracker:
+        if self._tracker is None:
+            raise ValueError(f"this reader of {self.name!r} is closed")
+        return self._tracker
+
+    def added(self) -> np.ndarray:
+        """Entities that got the component since, and have it now."""
+        with self._lock:
+            self._open()
+            handles, added, _ = self._store.stamps()
+            return handles[added > self.since]
+
+    def changed(self) -> np.ndarray:
+        """Entities written since (declared writes, replacements and
+        additions), that have the component now; :meth:`added` is a subset."""
+        with self._lock:
+            self._open()
+            handles, _, changed = self._store.stamps()
+            return handles[changed > self.since]
+
+    def removed(self) -> np.ndarray:
+        """Entities that lost the component since, and do not have it now
+        (a destroyed entity's handle too, even once its index is reused)."""
+        with self._lock:
+            tracker = self._open()
+            lost = np.unique(tracker.log(self.name).since(self.since))
+            return lost[~self._store.contains(lost)] if lost.shape[0] else lost
+
+    def commit(self) -> None:
+        """Later answers start from now: every event so far is read."""
+        with self._lock:
+            tracker = self._open()
+            self.since = tracker.advance()
+            tracker.prune(self.name)
+
+    def close(self) -> None:
+        """Stop reading: the removal records stop waiting for this reader."""
+        with self._lock:
+            tracker, self._tracker = self._tracker, None
+            if tracker is not None:
+                tracker.forget(self.name, self)
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"since {self.since}"
+        return f"<sparseset Reader of {self.name!r} ({state})>"
+
+
+__all__ = ["TICK_LIMIT", "Reader", "RemovalLog", "Stamped", "Tracker"]

@@ -1,0 +1,293 @@
+"""Change tracking: readers' added / changed / removed, exact, against a model.
+
+A state machine drives a world with a tracked component through every
+Python mutation path (create, destroy, add, replace, add_at, set, touch,
+remove, discard, clear, deferred commands, hooks, sorts, a group's
+packing) with several readers that commit at their own pace, and checks
+each reader's three answers after every step.
+"""
+
+import gc
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
+
+from sparseset import World
+from sparseset.world import tracking
+
+pytestmark = pytest.mark.boundscheck
+
+
+def test_an_untracked_component_has_no_reader_and_touch_does_nothing():
+    w = World()
+    w.register("pos", "f8")
+    e = w.create(1)
+    with pytest.raises(ValueError, match=r"not tracked.*track=True"):
+        w.reader("pos")
+    w.touch("pos", e)  # nothing, not even a check
+    assert "_added" not in w["pos"]._stored
+
+
+def test_touch_checks_its_handles_and_marks_nothing_on_error():
+    w = World()
+    w.register("pos", "f8", track=True)
+    e = w.create(3)
+    w.add("pos", e[:2], pos=0.0)
+    r = w.reader("pos")
+    with pytest.raises(KeyError, match="no 'pos' component"):
+        w.touch("pos", e[[0, 2]])
+    w.destroy(e[1])
+    with pytest.raises(ValueError, match="dead"):
+        w["pos"].touch(e[[0, 1]])
+    assert r.changed().tolist() == []
+
+
+def test_each_event_reaches_each_reader_exactly_once():
+    w = World()
+    w.register("hp", "i4", track=True)
+    early = w.reader("hp")
+    e = w.create(3)
+    w.add("hp", e)
+    late = w.reader("hp")  # sees what happens after it is made
+    w.set("hp", e[0], hp=5)
+    assert sorted(early.added().tolist()) == e.tolist()
+    assert late.added().tolist() == [] and late.changed().tolist() == [e[0]]
+    early.commit()
+    assert early.changed().tolist() == []
+    w.destroy(e[2])
+    assert early.removed().tolist() == [e[2]] == late.removed().tolist()
+    late.commit()
+    assert late.removed().tolist() == [] and early.removed().tolist() == [e[2]]
+
+
+def test_a_destroyed_handle_is_removed_even_once_its_index_is_reused():
+    w = World()
+    w.register("hp", "i4", track=True)
+    r = w.reader("hp")
+    old = w.create(1)
+    w.add("hp", old)
+    r.commit()
+    w.destroy(old)
+    new = w.create(1)  # the same index, the next generation
+    w.add("hp", new)
+    assert r.removed().tolist() == [old[0]] and r.added().tolist() == [new[0]]
+
+
+def test_removal_records_live_until_every_open_reader_has_read_them():
+    w = World()
+    w.register("hp", "i4", track=True)
+    log = w._tracker.log("hp")
+    e = w.create(100)
+    w.add("hp", e)
+    w["hp"].remove(e[:10])
+    assert len(log) == 0  # no reader: nothing kept
+    a, b = w.reader("hp"), w.reader("hp")
+    w["hp"].remove(e[10:20])
+    a.commit()
+    assert len(log) == 10  # b has not read them
+    b.close()
+    assert len(log) == 0
+    w["hp"].remove(e[20:30])
+    del a
+    gc.collect()
+    w["hp"].remove(e[30:100])  # a growth prunes: nobody reads any more
+    c = w.reader("hp")
+    c.commit()
+    assert len(log) == 0
+    with pytest.raises(ValueError, match="closed"):
+        b.added()
+
+
+def test_nbytes_counts_eight_bytes_per_tracked_row():
+    plain, tracked = World(), World()
+    plain.register("pos", "f8")
+    tracked.register("pos", "f8", track=True)
+    for w in (plain, tracked):
+        w.add("pos", w.create(1000), pos=0.0)
+    grown = tracked["pos"].nbytes - plain["pos"].nbytes
+    assert grown == 8 * tracked["pos"]._array("_added").shape[0]
+
+
+def test_the_clock_rebases_without_losing_an_event(monkeypatch):
+    monkeypatch.setattr(tracking, "TICK_LIMIT", 20)
+    w = World()
+    w.register("hp", "i4", track=True)
+    slow, fast = w.reader("hp"), w.reader("hp")
+    e = w.create(4)
+    w.add("hp", e[:2])
+    for k in range(50):
+        fast.commit()
+        w.set("hp", e[k % 2], hp=k)
+    w.add("hp", e[2:])
+    w.remove("hp", e[0])
+    assert w._tracker.tick <= 21  # renumbered, whoever never commits
+    assert sorted(slow.added().tolist()) == e[1:].tolist()
+    assert sorted(slow.changed().tolist()) == e[1:].tolist()
+    assert slow.removed().tolist() == [e[0]]
+    assert sorted(fast.added().tolist()) == e[2:].tolist()
+    assert sorted(fast.changed().tolist()) == [e[1], e[2], e[3]]
+
+
+# -- the state machine ---------------------------------------------------------
+
+
+class Tracking(RuleBasedStateMachine):
+    """A tracked component ``pos`` (and an untracked ``vel``) driven through
+    every Python mutation path; readers checked against a model."""
+
+    readers = Bundle("readers")
+
+    @initialize()
+    def start(self):
+        self.w = World()
+        self.w.register("pos", "i8", track=True)
+        self.w.register("vel", "i8")
+        self.alive = []
+        self.members = set()
+        self.models = {}  # reader -> [got, wrote, lost]
+        self.group = None
+
+    # The model's events.
+    def got(self, handles):
+        handles = list(dict.fromkeys(handles))
+        new = [h for h in handles if h not in self.members]
+        self.members.update(new)
+        for got, wrote, _ in self.models.values():
+            got.update(new)
+            wrote.update(handles)
+
+    def wrote(self, handles):
+        for _, wrote, _ in self.models.values():
+            wrote.update(handles)
+
+    def lost(self, handles):
+        gone = [h for h in dict.fromkeys(handles) if h in self.members]
+        self.members.difference_update(gone)
+        for _, _, lost in self.models.values():
+            lost.update(gone)
+
+    def some(self, data, pool):
+        return data.draw(st.lists(st.sampled_from(sorted(pool)), max_size=6))
+
+    @rule(target=readers)
+    def new_reader(self):
+        r = self.w.reader("pos")
+        self.models[r] = [set(), set(), set()]
+        return r
+
+    @rule(r=readers)
+    def commit(self, r):
+        if not r.closed:
+            r.commit()
+            self.models[r] = [set(), set(), set()]
+
+    @rule(r=consumes(readers))
+    def close(self, r):
+        r.close()
+        self.models.pop(r, None)
+
+    @rule(n=st.integers(0, 4))
+    def create(self, n):
+        self.alive.extend(self.w.create(n).tolist())
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data())
+    def add(self, data):
+        handles = self.some(data, self.alive)
+        self.w.add("pos", handles, pos=1)
+        self.got(handles)
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data())
+    def add_vel(self, data):
+        self.w.add("vel", self.some(data, self.alive), vel=1)
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data())
+    def add_at(self, data):
+        handles = self.some(data, self.alive)
+        self.w["pos"].add_at(handles, pos=1)
+        self.got(handles)
+
+    @precondition(lambda self: self.members)
+    @rule(data=st.data(), touch=st.booleans())
+    def write(self, data, touch):
+        handles = self.some(data, self.members)
+        if touch:
+            self.w.touch("pos", handles)
+        else:
+            self.w.set("pos", handles, pos=2)
+        self.wrote(handles)
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data(), strict=st.booleans())
+    def remove(self, data, strict):
+        if strict and self.members:
+            handles = self.some(data, self.members)
+            self.w.remove("pos", handles)
+        else:
+            handles = self.some(data, self.alive)
+            self.w.discard("pos", handles)
+        self.lost(handles)
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data())
+    def destroy(self, data):
+        handles = self.some(data, self.alive)
+        self.w.destroy(handles)
+        self.lost(handles)
+        self.alive = [h for h in self.alive if h not in set(handles)]
+
+    @rule()
+    def clear(self):
+        self.w["pos"].clear()
+        self.lost(list(self.members))
+
+    @precondition(lambda self: self.alive)
+    @rule(data=st.data())
+    def deferred(self, data):
+        adds = self.some(data, self.alive)
+        drops = self.some(data, self.alive)
+        with self.w.deferred() as cmd:
+            fresh = cmd.create(2).tolist()
+            cmd.add("pos", adds + fresh, pos=3)
+            cmd.discard("pos", drops)
+        self.alive.extend(fresh)
+        self.got(adds + fresh)
+        self.lost(drops)
+
+    @rule()
+    def reorder(self):
+        # A sort moves rows (an owned store cannot be sorted: then the
+        # group's packing has moved them already).
+        if self.group is None:
+            self.w["pos"].sort()
+
+    @precondition(lambda self: self.group is None)
+    @rule()
+    def group(self):
+        self.group = self.w.group("pos", "vel")  # packs: rows move
+
+    @invariant()
+    def readers_answer_as_the_model(self):
+        for r, (got, wrote, lost) in self.models.items():
+            assert sorted(r.added().tolist()) == sorted(got & self.members)
+            assert sorted(r.changed().tolist()) == sorted(wrote & self.members)
+            assert sorted(r.removed().tolist()) == sorted(lost - self.members)
+        assert set(self.w["pos"].ids.tolist()) == self.members
+
+
+Tracking.TestCase.settings = settings(
+    max_examples=80, stateful_step_count=40, deadline=None
+)
+test_tracking_matches_the_model = Tracking.TestCase
