@@ -8,8 +8,11 @@ each reader's three answers after every step.
 """
 
 import gc
+import json
+import pickle
 
 import hypothesis.strategies as st
+import numpy as np
 import pytest
 from hypothesis import settings
 from hypothesis.stateful import (
@@ -21,9 +24,10 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from numba import njit
 
-from sparseset import World
-from sparseset.world import tracking
+from sparseset import FormatError, World
+from sparseset.world import persistence, tracking
 
 pytestmark = pytest.mark.boundscheck
 
@@ -136,6 +140,92 @@ def test_the_clock_rebases_without_losing_an_event(monkeypatch):
     assert slow.removed().tolist() == [e[0]]
     assert sorted(fast.added().tolist()) == e[2:].tolist()
     assert sorted(fast.changed().tolist()) == [e[1], e[2], e[3]]
+
+
+def test_group_and_view_touch_mark_their_rows():
+    w = World()
+    w.register("pos", "f8", track=True)
+    w.register("vel", "f8")
+    e = w.create(4)
+    w.add("pos", e, pos=0.0)
+    w.add("vel", e[1:3], vel=1.0)
+    g = w.group("pos", "vel")
+    r = w.reader("pos")
+    g.touch("pos")
+    assert sorted(r.changed().tolist()) == e[1:3].tolist()
+    r.commit()
+    w.view("pos", exclude=("vel",)).touch("pos")
+    assert sorted(r.changed().tolist()) == [e[0], e[3]]
+    with pytest.raises(KeyError):
+        g.touch("mass")
+    with pytest.raises(KeyError):
+        w.view("pos", exclude=("vel",)).touch("vel")
+
+
+def test_a_write_scope_marks_at_exit_and_refuses_moved_rows():
+    w = World()
+    w.register("pos", "f8", track=True)
+    w.register("vel", "f8")
+    e = w.create(4)
+    w.add("pos", e, pos=0.0)
+    w.add("vel", e[:3], vel=2.0)
+    g = w.group("pos", "vel")
+    r = w.reader("pos")
+    with g.write("pos") as pos:
+        assert r.changed().tolist() == []  # marked at the end
+        pos += 1.0
+    assert sorted(r.changed().tolist()) == e[:3].tolist()
+    r.commit()
+    with pytest.raises(ZeroDivisionError), g.write("pos", "vel") as (pos, vel):
+        pos += vel
+        raise ZeroDivisionError
+    assert sorted(r.changed().tolist()) == e[:3].tolist()  # written before
+    r.commit()
+    with pytest.raises(RuntimeError, match="rows moved"), g.write("pos") as pos:
+        w.remove("vel", e[0])  # the group's rows move under the array
+        pos[0] = 9.0
+    assert r.changed().tolist() == []
+    with pytest.raises(TypeError), g.write():
+        pass
+
+
+@njit
+def twin_apply(twin, op, handles):
+    """``op`` (0 add, 1 remove, 2 touch) of each handle, in @njit code."""
+    done = 0
+    for h in handles:
+        if op == 0:
+            done += twin.add(h)
+        elif op == 1:
+            done += twin.remove(h)
+        else:
+            done += twin.touch(h)
+    return done
+
+
+def test_twins_changes_are_recorded_like_any_other():
+    w = World()
+    w.register("pos", "f8", track=True)
+    w.register("vel", "f8")
+    e = w.create(4)
+    w.add("pos", e[:2], pos=0.0)
+    w.add("vel", e, vel=1.0)
+    r = w.reader("pos")
+    twin = w["pos"].jit
+    assert twin_apply(twin, 0, e[2:]) == 2
+    assert twin_apply(twin, 2, e[[0, 3]]) == 2
+    assert twin_apply(twin, 1, e[[1, 1]]) == 1
+    assert sorted(r.added().tolist()) == e[2:].tolist()
+    assert sorted(r.changed().tolist()) == [e[0], e[2], e[3]]
+    assert r.removed().tolist() == [e[1]]
+    r.commit()
+    assert r.changed().tolist() == [] == r.removed().tolist()
+    # An untracked component's twin touches nothing, and answers the same.
+    assert twin_apply(w["vel"].jit, 2, e[:2]) == 2
+    many = w.create(100)
+    assert twin_apply(twin, 0, many) == 100
+    assert twin_apply(twin, 1, many) == 100  # the twin's log grows
+    assert sorted(r.removed().tolist()) == sorted(many.tolist())
 
 
 # -- the state machine ---------------------------------------------------------
@@ -278,6 +368,35 @@ class Tracking(RuleBasedStateMachine):
     def group(self):
         self.group = self.w.group("pos", "vel")  # packs: rows move
 
+    @precondition(lambda self: self.group is not None)
+    @rule()
+    def group_write(self):
+        with self.group.write("pos") as pos:
+            pos += 1
+        self.wrote(self.group.ids.tolist())
+
+    @rule()
+    def view_touch(self):
+        v = self.w.view("pos", "vel")
+        v.touch("pos")
+        self.wrote(v.ids.tolist())
+
+    @precondition(lambda self: self.alive and self.group is None)
+    @rule(data=st.data(), op=st.sampled_from(["add", "remove", "touch"]))
+    def twin(self, data, op):
+        # @njit code through the twin (an owned store has none).
+        pool = self.members if op == "touch" and self.members else self.alive
+        handles = self.some(data, pool)
+        code = ["add", "remove", "touch"].index(op)
+        twin_apply(self.w["pos"].jit, code, np.array(handles, np.int64))
+        if op == "add":
+            # A twin's add of a member writes nothing (it answers False).
+            self.got([h for h in handles if h not in self.members])
+        elif op == "remove":
+            self.lost(handles)
+        else:
+            self.wrote([h for h in handles if h in self.members])
+
     @invariant()
     def readers_answer_as_the_model(self):
         for r, (got, wrote, lost) in self.models.items():
@@ -291,3 +410,39 @@ Tracking.TestCase.settings = settings(
     max_examples=80, stateful_step_count=40, deadline=None
 )
 test_tracking_matches_the_model = Tracking.TestCase
+
+
+@pytest.mark.parametrize("way", ["npz", "parquet", "pickle"])
+def test_saving_keeps_which_components_are_tracked(tmp_path, way):
+    w = World()
+    w.register("pos", "f8", track=True)
+    w.register("vel", "f8")
+    e = w.create(3)
+    w.add("pos", e, pos=1.0)
+    if way == "pickle":
+        back = pickle.loads(pickle.dumps(w))
+    else:
+        path = tmp_path / f"w.{way}"
+        w.save(path, format=way)
+        back = World.load(path)
+    assert back["pos"].tracked and not back["vel"].tracked
+    r = back.reader("pos")  # readers are not saved: a new one starts now
+    assert r.added().tolist() == [] and r.changed().tolist() == []
+    back.touch("pos", e[1])
+    assert r.changed().tolist() == [e[1]]
+
+
+def test_a_file_naming_an_unknown_tracked_component_is_refused():
+    w = World()
+    w.register("pos", "f8", track=True)
+    arrays = persistence.to_arrays(w._state())
+    meta = json.loads(str(arrays["meta"]))
+    assert meta["tracked"] == ["pos"]
+    for bad in (["vel"], ["pos", "pos"]):
+        meta["tracked"] = bad
+        arrays["meta"] = np.array(json.dumps(meta))
+        with pytest.raises(FormatError, match="tracked"):
+            persistence.from_arrays(arrays, "a test")
+    del meta["tracked"]  # a file from before tracking: nothing tracked
+    arrays["meta"] = np.array(json.dumps(meta))
+    assert persistence.from_arrays(arrays, "a test").tracked == []

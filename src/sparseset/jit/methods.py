@@ -58,6 +58,8 @@ from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
 from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
 from .types import (
+    COLUMN_PREFIX,
+    REMOVAL_FIELDS,
     Kind,
     TwinType,
     column_arrays,
@@ -503,6 +505,22 @@ def _remove(self, *args):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return lambda self, *args: set_array_remove(self, *args)
 
+    if REMOVAL_FIELDS[0] in self.field_dict:
+        # A tracked component: log the handle for the world's readers.
+        def logged(self, *args):  # type: ignore[no-untyped-def]
+            (i,) = args
+            n = self.n
+            key = key_of(self, i)
+            p = find(self.sparse, self.dense, n, key)
+            removed = p >= 0
+            if removed:
+                log_removal(self, key)
+                self.n = swap_remove(self.sparse, self.dense, n, p)
+                move_rows(column_arrays(self), p, n - 1)
+            return removed
+
+        return logged
+
     def impl(self, *args):  # type: ignore[no-untyped-def]
         (i,) = args
         n = self.n
@@ -512,6 +530,40 @@ def _remove(self, *args):  # type: ignore[no-untyped-def]
             self.n = swap_remove(self.sparse, self.dense, n, p)
             move_rows(column_arrays(self), p, n - 1)
         return removed
+
+    return impl
+
+
+@register_jitable
+def log_removal(twin: Any, key: Int) -> None:
+    """Append the handle of entity index ``key`` to a tracked twin's
+    removal log, growing it when full."""
+    count = twin.removed_count
+    if count == twin.removed_handles.shape[0]:
+        grown = np.empty(2 * count, np.int64)
+        grown[:count] = twin.removed_handles
+        twin.removed_handles = grown
+    twin.removed_handles[count] = (np.int64(twin.generations[key]) << 32) | key
+    twin.removed_count = count + 1
+
+
+@overload_method(TwinType, "touch")
+def _touch(self, i):  # type: ignore[no-untyped-def]
+    """Declare the row of ``i`` written: a tracked component's readers see
+    it in ``changed()`` (its stamp is set to 0, "written, not yet
+    stamped", which the world stamps when a reader next asks). Whether
+    ``i`` has the component; nothing is marked otherwise, and nothing at
+    all on an untracked store."""
+    if kind_of(self) is Kind.SET_ARRAY:
+        return None
+    if COLUMN_PREFIX + "_changed" not in self.field_dict:
+        return lambda self, i: self.contains(i)
+
+    def impl(self, i):  # type: ignore[no-untyped-def]
+        p = find(self.sparse, self.dense, self.n, key_of(self, i))
+        if p >= 0:
+            self._col__changed[p] = 0
+        return p >= 0
 
     return impl
 
@@ -537,4 +589,11 @@ def _rollback(self, token):  # type: ignore[no-untyped-def]
     return None
 
 
-__all__ = ["grown_columns", "grown_rows", "key_of", "move_rows", "zero_rows"]
+__all__ = [
+    "grown_columns",
+    "grown_rows",
+    "key_of",
+    "log_removal",
+    "move_rows",
+    "zero_rows",
+]

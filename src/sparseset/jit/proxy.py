@@ -172,6 +172,9 @@ class Twin(StateProxy):
     def remove(self, i: int) -> bool:
         return _remove_call(self, i)
 
+    def touch(self, i: int) -> bool:
+        return _touch_call(self, i)
+
     def checkpoint(self) -> tuple[int, int, int]:
         return _checkpoint_call(self)
 
@@ -314,6 +317,11 @@ def _add_call(twin: Twin, i: int) -> bool:
 @njit(cache=True)
 def _remove_call(twin: Twin, i: int) -> bool:
     return twin.remove(i)
+
+
+@njit(cache=True)
+def _touch_call(twin: Twin, i: int) -> bool:
+    return twin.touch(i)
 
 
 @njit(cache=True)

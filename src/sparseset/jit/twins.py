@@ -24,6 +24,7 @@ from .proxy import SetArrayState, Twin
 from .types import (
     COLUMN_PREFIX,
     ENTITY_FIELDS,
+    REMOVAL_FIELDS,
     SET_ARRAY_FIELDS,
     TWIN_FIELDS,
     TwinType,
@@ -40,12 +41,16 @@ def _built(names: list[str] | tuple[str, ...], values: list[Any]) -> Any:
 
 
 def make_twin(
-    state: Any, columns: dict[str, Any], entities: tuple[Any, Any] | None = None
+    state: Any,
+    columns: dict[str, Any],
+    entities: tuple[Any, Any] | None = None,
+    removal_log: bool = False,
 ) -> Twin:
     """A twin holding ``state``'s arrays (no copy), counters and checkpoint
     stack, and its columns ``_col_<name>`` for each name of ``columns``;
     with ``entities`` (a world's generations and liveness), one that takes
-    handles.
+    handles; with ``removal_log`` too, one whose ``remove`` logs the
+    handles it removes (a tracked component's).
 
     Examples
     --------
@@ -71,6 +76,9 @@ def make_twin(
     if entities is not None:
         names += ENTITY_FIELDS
         values += list(entities)
+        if removal_log:
+            names += REMOVAL_FIELDS
+            values += [np.empty(16, np.int64), np.int64(0)]
     for name in columns:
         names.append(COLUMN_PREFIX + name)
         values.append(getattr(state, COLUMN_PREFIX + name))

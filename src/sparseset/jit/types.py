@@ -61,8 +61,12 @@ ENTITY_FIELDS = ("generations", "alive")
 #: reached as ``twin["name"]`` only, the attribute being the method.
 METHOD_NAMES = frozenset(
     {"add", "assign", "checkpoint", "contains", "discard", "handle", "index"}
-    | {"keep_only", "make_room", "pop", "remove", "rollback", "size", "values"}
+    | {"keep_only", "make_room", "pop", "remove", "rollback", "size", "touch"}
+    | {"values"}
 )
+#: A tracked World store's twin also logs the handles its ``remove`` takes
+#: the component from, for the world's readers to collect.
+REMOVAL_FIELDS = ("removed_handles", "removed_count")
 #: A store's column ``pos`` is the field ``_col_pos``.
 COLUMN_PREFIX = "_col_"
 #: Fields of a SetArray's state, in this order.
@@ -489,6 +493,7 @@ __all__ = [
     "COLUMN_PREFIX",
     "ENTITY_FIELDS",
     "METHOD_NAMES",
+    "REMOVAL_FIELDS",
     "SET_ARRAY_FIELDS",
     "TWIN_FIELDS",
     "Kind",

@@ -301,13 +301,17 @@ class SetEngine:
         engine.state.n = engine.insert(arr, scalar, ids, None)
         return engine
 
-    def hand_out_twin(self, schema: Any, entities: Any) -> Any:
+    def hand_out_twin(
+        self, schema: Any, entities: Any, removal_log: bool = False
+    ) -> Any:
         """The jit twin of this state, made on first use; from then on the
-        twin holds the state (see :mod:`sparseset.jit`)."""
+        twin holds the state (see :mod:`sparseset.jit`). ``removal_log``:
+        its ``remove`` logs handles (a tracked World store's)."""
         if self.twin is None:
             from ..jit import make_twin
 
-            self.twin = self.state = make_twin(self.state, schema, entities)
+            twin = make_twin(self.state, schema, entities, removal_log)
+            self.twin = self.state = twin
         return self.twin
 
     # -- size and storage -------------------------------------------------

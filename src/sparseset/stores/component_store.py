@@ -755,7 +755,11 @@ class ComponentStore(Guarded):
         >>> reap(store.jit); store.ids.tolist()
         [1]
         """
-        return self._engine.hand_out_twin(self._stored, self._key_map.twin_entities())
+        entities = self._key_map.twin_entities()
+        # A store that stamps its rows (a tracked World store) gets a twin
+        # that logs its removals for the readers.
+        logs = self._clock is not None and entities is not None
+        return self._engine.hand_out_twin(self._stored, entities, logs)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         # A store is a table, not an id array: were np.asarray(store) the

@@ -266,6 +266,36 @@ class EntityStore(ComponentStore):
         handles = self._entities.handles(self.members())
         return handles, self._array("_added")[:n], self._array("_changed")[:n]
 
+    def settle(self) -> None:
+        """Stamp what ``@njit`` code did through the twin since the last
+        settle: rows it added or touched (stamped 0, "not yet stamped") get
+        the clock now, and the handles its ``remove`` logged join the
+        removal records. A reader settles before it answers or commits.
+        Part of the tracking interface.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); e = w.create(1)
+        >>> r = w.reader("hp"); twin = w["hp"].jit; twin.add(e[0])
+        True
+        >>> r.added().tolist()  # the reader settles first
+        [0]
+        """
+        twin = self._engine.twin
+        if twin is None or self._tracker is None:
+            return
+        n = len(self)
+        tick = self._tracker.tick
+        for name in ("_added", "_changed"):
+            stamps = self._array(name)[:n]
+            stamps[stamps == 0] = tick
+        count = int(twin.removed_count)
+        if count:
+            handles = twin.removed_handles[:count].copy()
+            twin.removed_count = 0
+            self._tracker.removed(self._name, handles)
+
     def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase).
         Part of the tracking interface."""
@@ -294,6 +324,22 @@ class EntityStore(ComponentStore):
             return
         positions, _ = self._positions(ids)
         self._stamp(positions, 0, 0)
+
+    def touch_rows(self, rows: Any) -> None:
+        """Declare rows written, by position (an array or a slice): what a
+        group's or a view's ``touch`` and a write scope mark. Part of the
+        World interface; nothing on an untracked component.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); e = w.create(3)
+        >>> w.add("hp", e); r = w.reader("hp"); w["hp"].touch_rows(slice(1, 3))
+        3
+        >>> sorted(r.changed().tolist())
+        [1, 2]
+        """
+        self._stamp(rows, 0, 0)
 
     # -- changes ----------------------------------------------------------
 

@@ -12,6 +12,7 @@ an entity that gains its last missing component is swapped into row
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -153,6 +154,75 @@ class Group(Guarded):
         rows = store[name][: self._length]
         if not is_same_view(value, rows):
             rows[...] = store.cast(self._length, name, value)
+
+    def touch(self, name: str) -> None:
+        """Declare every row of the group written in component ``name``: its
+        readers see the group's entities in ``changed()`` (nothing for an
+        untracked component).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("pos", "f8", track=True); w.register("vel", "f8")
+        >>> e = w.create(3); w.add("pos", e, pos=0.0); w.add("vel", e[:2], vel=1.0)
+        3
+        2
+        >>> g = w.group("pos", "vel"); r = w.reader("pos")
+        >>> g["pos"] += g["vel"]; g.touch("pos"); sorted(r.changed().tolist())
+        [0, 1]
+        """
+        if name not in self._names:
+            raise KeyError(
+                f"{name!r} is not one of this group's components "
+                f"({', '.join(self._names)})"
+            )
+        self._stores[self._names.index(name)].touch_rows(slice(0, self._length))
+
+    @contextmanager
+    def write(self, *columns: str) -> Iterator[Any]:
+        """A write scope: the group's rows of ``columns`` to write in place
+        (one name gives its array, several a tuple), declared written at
+        the end of the block (as :meth:`touch` does for each component
+        they belong to), even if the block raises.
+
+        The arrays are views of rows ``[0, len(g))``: an add, removal or
+        destroy inside the block moves the group's rows under them, so
+        then the block ends with ``RuntimeError`` and marks nothing (a
+        write may have reached another entity's row).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("pos", "f8", track=True); w.register("vel", "f8")
+        >>> e = w.create(2); w.add("pos", e, pos=0.0); w.add("vel", e, vel=2.0)
+        2
+        2
+        >>> g = w.group("pos", "vel"); moved = w.reader("pos")
+        >>> with g.write("pos", "vel") as (pos, vel):
+        ...     pos += vel * 0.5
+        >>> sorted(moved.changed().tolist()), g["pos"].tolist()
+        ([0, 1], [1.0, 1.0])
+        """
+        if not columns:
+            raise TypeError("write() takes at least one column name")
+        held = [self._column_of(column) for column in columns]
+        stores = list({id(store): store for store, _ in held}.values())
+        keys = [store.state_key() for store in stores]
+        length = self._length
+        arrays = tuple(store[name][:length] for store, name in held)
+        try:
+            yield arrays[0] if len(arrays) == 1 else arrays
+        finally:
+            if [store.state_key() for store in stores] != keys:
+                names = ", ".join(map(repr, columns))
+                raise RuntimeError(
+                    f"the group's rows moved inside write({names}) (an add, "
+                    "removal or destroy of an owned component): "
+                    "the arrays no longer matched their entities, so nothing "
+                    "was marked written; take new arrays after such changes"
+                )
+            for store in stores:
+                store.touch_rows(slice(0, length))
 
     def __repr__(self) -> str:
         return f"Group({', '.join(map(repr, self._names))}, size={len(self)})"

@@ -63,6 +63,8 @@ class WorldState:
     components: dict[str, Component] = field(default_factory=dict)
     #: Each owning group's components and length, in creation order.
     groups: list[tuple[tuple[str, ...], int]] = field(default_factory=list)
+    #: The components registered with ``track=True`` (readers are not kept).
+    tracked: list[str] = field(default_factory=list)
 
 
 def to_arrays(state: WorldState) -> dict[str, np.ndarray]:
@@ -85,6 +87,7 @@ def to_arrays(state: WorldState) -> dict[str, np.ndarray]:
         "group_lengths": [length for _, length in state.groups],
         "capacity": state.capacity,
         "index": state.index,
+        "tracked": list(state.tracked),
     }
     arrays: dict[str, np.ndarray] = {
         "meta": np.array(json.dumps(meta)),
@@ -200,6 +203,8 @@ def from_arrays(arrays: Mapping[str, Any], source: str) -> WorldState:
         lengths = [int(length) for length in meta["group_lengths"]]
         state.capacity = int(meta["capacity"])
         state.index = str(meta.get("index", "flat"))
+        # Files written before change tracking existed track nothing.
+        tracked = [str(name) for name in meta.get("tracked", [])]
     except (KeyError, TypeError, ValueError, OverflowError) as error:
         if isinstance(error, FormatError):
             raise
@@ -261,6 +266,11 @@ def from_arrays(arrays: Mapping[str, Any], source: str) -> WorldState:
         state.components[name] = (keys, rows)
     if len(state.components) != len(components):
         raise fail("a component is listed twice")
+    if any(name not in state.components for name in tracked) or len(
+        set(tracked)
+    ) != len(tracked):
+        raise fail("its tracked components are not its components")
+    state.tracked = tracked
 
     owned: set[str] = set()
     for names, length in zip(groups, lengths, strict=True):

@@ -18,6 +18,13 @@ past them (a reader that is closed or collected stops counting).
 
 Writes through plain column views (``store[name][k] = ...``, a group's
 arrays, a twin's columns) are not seen: declare them with ``touch``.
+
+``@njit`` code changes a component through its twin, out of the world's
+sight: a twin's ``add`` leaves the new row's stamps 0 and its ``touch``
+sets ``_changed`` to 0 ("written, not yet stamped"), and a tracked
+component's twin logs the handles its ``remove`` takes. A reader settles
+these (:meth:`EntityStore.settle`) before it answers or commits: the
+stamps take the clock then, so each event still reaches each reader once.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ class Stamped(Protocol):
 
     def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase)."""
+        ...
+
+    def settle(self) -> None:
+        """Stamp and log what ``@njit`` code did through the twin."""
         ...
 
     def contains(self, ids: Any) -> Any: ...
@@ -198,6 +209,8 @@ class Tracker:
         next becomes ``2j + 1``. The clock then restarts just past the
         largest, however long the world has run.
         """
+        for store in self._stores.values():
+            store.settle()  # a twin's "not yet stamped" 0 must not be renumbered
         readers = [r for group in self._readers.values() for r in group]
         sinces = np.unique(np.array([r.since for r in readers], np.int64))
 
@@ -248,6 +261,7 @@ class Reader:
         #: The component read.
         self.name = store.name
         with lock:
+            store.settle()  # what a twin did before now is not this reader's
             #: The clock at the last commit: answers are the events after it.
             self.since = tracker.open(self.name, self)
 
@@ -257,8 +271,10 @@ class Reader:
         return self._tracker is None
 
     def _open(self) -> Tracker:
+        """The tracker, once what the twin did is stamped (else closed)."""
         if self._tracker is None:
             raise ValueError(f"this reader of {self.name!r} is closed")
+        self._store.settle()
         return self._tracker
 
     def added(self) -> np.ndarray:

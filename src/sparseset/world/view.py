@@ -194,6 +194,25 @@ class View(Guarded):
         self._join()
         return self._rows[name]
 
+    def touch(self, name: str) -> None:
+        """Declare the matches' rows written in component ``name``: its
+        readers see the view's entities in ``changed()`` (nothing for an
+        untracked component).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); w.register("burning")
+        >>> e = w.create(3); w.add("hp", e, hp=9); w.add("burning", e[1])
+        3
+        1
+        >>> v = w.view("hp", "burning"); r = w.reader("hp")
+        >>> w["hp"]["hp"][v.rows("hp")] -= 1; v.touch("hp"); r.changed().tolist()
+        [1]
+        """
+        rows = self.rows(name)  # an unknown or excluded name raises here
+        self._included[self._include.index(name)].touch_rows(rows)
+
     def __len__(self) -> int:
         self._join()
         return int(self._order.shape[0])

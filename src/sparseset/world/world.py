@@ -606,6 +606,7 @@ class World(Guarded):
                 for name, store in self._stores.items()
             },
             groups=[(group.components, len(group)) for group in self._groups],
+            tracked=[name for name, store in self._stores.items() if store.tracked],
         )
 
     def save(self, path: str | os.PathLike[str], format: str = "npz") -> None:
@@ -724,7 +725,7 @@ class World(Guarded):
             schema = {
                 column: (rows.dtype, rows.shape[1:]) for column, rows in columns.items()
             }
-            self.register(name, schema)
+            self.register(name, schema, track=name in state.tracked)
             self._stores[name].adopt(keys, columns)
         for names, length in state.groups:
             # The saved order already packs the group: adopt it, move nothing.
