@@ -297,6 +297,10 @@ class ComponentStore(Guarded):
         if self._clock is None:
             return
         tick = self._clock()
+        if isinstance(written, np.ndarray) and written.shape[0] == end - first_new:
+            # A batch of new ids only: the rows written are the new ones,
+            # one block (a fill, not a scatter).
+            written = slice(first_new, end)
         self._array("_changed")[written] = tick
         self._array("_added")[first_new:end] = tick
 

@@ -239,6 +239,24 @@ class EntityStore(ComponentStore):
         tracker.track(self._name, self)
 
     @property
+    def nbytes(self) -> int:
+        """Bytes held by the index, the ids, every column and, for a tracked
+        component, its change stamps and the removals not yet read.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(4))
+        4
+        >>> w["hp"].nbytes - w["hp"].capacity * (4 + 4 + 4 + 8)  # 8: stamps
+        0
+        """
+        held = super().nbytes
+        if self._tracker is not None:
+            held += self._tracker.log(self._name).nbytes
+        return held
+
+    @property
     def tracked(self) -> bool:
         """Whether the component records its changes for readers.
 
@@ -250,8 +268,8 @@ class EntityStore(ComponentStore):
         """
         return self._tracker is not None
 
-    def stamps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(handles, added, changed)`` of the members, row for row: what a
+    def stamps(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(added, changed)`` stamps of the members, row for row: what a
         reader filters. Part of the tracking interface.
 
         Examples
@@ -260,11 +278,24 @@ class EntityStore(ComponentStore):
         >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(2))
         2
         >>> [a.tolist() for a in w["hp"].stamps()]
-        [[0, 1], [1, 1], [1, 1]]
+        [[1, 1], [1, 1]]
         """
         n = len(self)
-        handles = self._entities.handles(self.members())
-        return handles, self._array("_added")[:n], self._array("_changed")[:n]
+        return self._array("_added")[:n], self._array("_changed")[:n]
+
+    def handles_at(self, rows: np.ndarray) -> np.ndarray:
+        """The handles of the members at ``rows``. Part of the tracking
+        interface.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3); w.add("hp", e[::-1])
+        3
+        >>> w["hp"].handles_at(np.array([0, 2])).tolist()
+        [2, 0]
+        """
+        return self._entities.handles(self.members()[rows])
 
     def settle(self) -> None:
         """Stamp what ``@njit`` code did through the twin since the last

@@ -29,6 +29,7 @@ stamps take the clock then, so each event still reaches each reader once.
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from collections.abc import Callable
 from types import TracebackType
@@ -47,8 +48,12 @@ class Stamped(Protocol):
     @property
     def name(self) -> str: ...
 
-    def stamps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(handles, added, changed)`` of the members, row for row."""
+    def stamps(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(added, changed)`` of the members, row for row."""
+        ...
+
+    def handles_at(self, rows: np.ndarray) -> np.ndarray:
+        """The handles of the members at ``rows``."""
         ...
 
     def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
@@ -63,7 +68,8 @@ class Stamped(Protocol):
 
 
 class RemovalLog:
-    """The handles that lost a component, each with the clock of its removal.
+    """The handles that lost a component, each batch with the clock of its
+    removal (one clock per batch: a batch's records share it).
 
     Examples
     --------
@@ -73,12 +79,14 @@ class RemovalLog:
     ([4], 2, 1)
     """
 
-    __slots__ = ("count", "handles", "ticks")
+    __slots__ = ("count", "ends", "handles", "ticks")
 
     def __init__(self) -> None:
         self.handles = np.empty(0, np.int64)
-        self.ticks = np.empty(0, np.int64)
         self.count = 0
+        #: Each batch's end in ``handles`` and its clock, in clock order.
+        self.ends: list[int] = []
+        self.ticks: list[int] = []
 
     def __len__(self) -> int:
         return self.count
@@ -86,42 +94,58 @@ class RemovalLog:
     @property
     def nbytes(self) -> int:
         """Bytes held by the records (and their spare room)."""
-        return int(self.handles.nbytes + self.ticks.nbytes)
+        return int(self.handles.nbytes) + 16 * len(self.ends)
 
     def append(self, handles: np.ndarray, tick: int) -> None:
         """Record ``handles`` as removed at ``tick``."""
         end = self.count + handles.shape[0]
         if end > self.handles.shape[0]:
-            size = max(end, 2 * self.handles.shape[0], 16)
-            for name in ("handles", "ticks"):
-                grown = np.empty(size, np.int64)
-                grown[: self.count] = getattr(self, name)[: self.count]
-                setattr(self, name, grown)
+            grown = np.empty(max(end, 2 * self.handles.shape[0], 16), np.int64)
+            grown[: self.count] = self.handles[: self.count]
+            self.handles = grown
         self.handles[self.count : end] = handles
-        self.ticks[self.count : end] = tick
         self.count = end
+        if self.ticks and self.ticks[-1] == tick:
+            self.ends[-1] = end
+        else:
+            self.ends.append(end)
+            self.ticks.append(tick)
+
+    def _first_after(self, tick: int) -> tuple[int, int]:
+        """The first batch past ``tick`` and where its records start."""
+        k = bisect.bisect_right(self.ticks, tick)
+        return k, self.ends[k - 1] if k else 0
 
     def since(self, tick: int) -> np.ndarray:
-        """The handles removed after ``tick`` (records are in clock order)."""
-        ticks = self.ticks[: self.count]
-        first = int(np.searchsorted(ticks, tick, side="right"))
-        return self.handles[first : self.count]
+        """The handles removed after ``tick``."""
+        _, start = self._first_after(tick)
+        return self.handles[start : self.count]
 
     def prune(self, tick: int) -> int:
         """Drop the records at or before ``tick``; how many."""
-        ticks = self.ticks[: self.count]
-        gone = int(np.searchsorted(ticks, tick, side="right"))
+        k, gone = self._first_after(tick)
         if gone:
             kept = self.count - gone
             self.handles[:kept] = self.handles[gone : self.count]
-            self.ticks[:kept] = self.ticks[gone : self.count]
             self.count = kept
+            self.ends = [end - gone for end in self.ends[k:]]
+            self.ticks = self.ticks[k:]
         return gone
 
     def rebase(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
-        """Replace every record's clock ``t`` by ``squeeze(t)``."""
-        ticks = self.ticks[: self.count]
-        ticks[...] = squeeze(ticks)
+        """Replace every batch's clock ``t`` by ``squeeze(t)``."""
+        if self.ticks:
+            squeezed = squeeze(np.array(self.ticks, np.int64)).tolist()
+            # Batches squeezed to one clock merge: their order is kept.
+            ends: list[int] = []
+            ticks: list[int] = []
+            for end, tick in zip(self.ends, squeezed, strict=True):
+                if ticks and ticks[-1] == tick:
+                    ends[-1] = end
+                else:
+                    ends.append(end)
+                    ticks.append(tick)
+            self.ends, self.ticks = ends, ticks
 
 
 class Tracker:
@@ -281,16 +305,16 @@ class Reader:
         """Entities that got the component since, and have it now."""
         with self._lock:
             self._open()
-            handles, added, _ = self._store.stamps()
-            return handles[added > self.since]
+            added, _ = self._store.stamps()
+            return self._store.handles_at(np.flatnonzero(added > self.since))
 
     def changed(self) -> np.ndarray:
         """Entities written since (declared writes, replacements and
         additions), that have the component now; :meth:`added` is a subset."""
         with self._lock:
             self._open()
-            handles, _, changed = self._store.stamps()
-            return handles[changed > self.since]
+            _, changed = self._store.stamps()
+            return self._store.handles_at(np.flatnonzero(changed > self.since))
 
     def removed(self) -> np.ndarray:
         """Entities that lost the component since, and do not have it now
