@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -495,21 +495,30 @@ class ComponentStore(Guarded):
         """
         arr, scalar = as_ids(ids)
         values = self._prepare(arr.shape[0], columns)
+        n, new_n, positions = self._insert_rows(arr, scalar, ids, values.keys())
+        self._scatter(positions, values)
+        self._stamp(positions, n, new_n)
+        return int(new_n - n)
+
+    def _insert_rows(
+        self, arr: np.ndarray, scalar: bool, source: Any, given: Iterable[str]
+    ) -> tuple[int, int, np.ndarray]:
+        """Insert the ids of ``arr`` that are not members, with rows zeroed
+        in every stored column but the ``given`` ones (the caller fills
+        those); ``(n before, n after, each id's row)``."""
         state = self._state()
         n = state.n
         positions = np.empty(arr.shape[0], np.int64)
-        new_n = self._engine.insert(arr, scalar, ids, positions)
+        new_n = self._engine.insert(arr, scalar, source, positions)
         self._fit_columns()
         state.n = new_n
         if new_n != n:
             state.epoch += 1
         for name, (dtype, _) in self._stored.items():
-            if name not in values:
+            if name not in given:
                 # A zero of the dtype: blank strings and records, not "0".
                 self._array(name)[n:new_n] = np.zeros((), dtype)
-        self._scatter(positions, values)
-        self._stamp(positions, n, new_n)
-        return int(new_n - n)
+        return n, new_n, positions
 
     def add_at(self, ids: Any, /, **columns: Any) -> int:
         """Add each occurrence's values to its id's row: a counter.
@@ -552,16 +561,8 @@ class ComponentStore(Guarded):
             values[name] = self._prepare(count, {name: value})[name]
         if arr.shape[0]:
             self._check_sums(arr, scalar, ids, values)
-        state = self._state()
-        n = state.n
-        positions = np.empty(arr.shape[0], np.int64)
-        new_n = self._engine.insert(arr, scalar, ids, positions)
-        self._fit_columns()
-        state.n = new_n
-        if new_n != n:
-            state.epoch += 1
-        for name, (dtype, _) in self._stored.items():
-            self._array(name)[n:new_n] = np.zeros((), dtype)
+        # New rows start at zero, the accumulated columns too.
+        n, new_n, positions = self._insert_rows(arr, scalar, ids, ())
         for name, rows in values.items():
             column = _elements(self._column(name))
             kernels.accumulate_rows(column, positions, _elements(rows))

@@ -386,16 +386,28 @@ class EntityStore(ComponentStore):
         >>> w["hp"].add(e, hp=3), w["hp"]["hp"].tolist()
         (2, [3, 3])
         """
+        return self._adding("add", self._add_keys, ids, columns)
+
+    def _adding(
+        self,
+        command: str,
+        apply: Callable[[np.ndarray, dict[str, Any]], int],
+        ids: Any,
+        columns: dict[str, Any],
+    ) -> int:
+        """An adding call (``add``, ``add_at``) on live handles: deferred
+        inside a hook, else ``apply(keys, columns)`` with the ``on_add``
+        hooks told of the new members."""
         reactor = self._reactor
         if reactor.deferring:
-            reactor.defer().add(self._name, ids, **columns)
+            getattr(reactor.defer(), command)(self._name, ids, **columns)
             return 0
         keys, _ = self._entities.resolve(ids, "nothing was added")
         if not reactor.watching("add", self._name):
-            return self._add_keys(keys, columns)
+            return apply(keys, columns)
         new = self._new_keys(keys)
         with reactor.dispatch() as fire:
-            added = self._add_keys(keys, columns)
+            added = apply(keys, columns)
             fire("add", self._name, self._entities.handles(new))
         return added
 
@@ -410,18 +422,7 @@ class EntityStore(ComponentStore):
         >>> w["hits"].add_at(e[[0, 1, 0]], hits=1), w.get("hits", e)["hits"].tolist()
         (2, [2, 1])
         """
-        reactor = self._reactor
-        if reactor.deferring:
-            reactor.defer().add_at(self._name, ids, **columns)
-            return 0
-        keys, _ = self._entities.resolve(ids, "nothing was added")
-        if not reactor.watching("add", self._name):
-            return self._add_at_keys(keys, columns)
-        new = self._new_keys(keys)
-        with reactor.dispatch() as fire:
-            added = self._add_at_keys(keys, columns)
-            fire("add", self._name, self._entities.handles(new))
-        return added
+        return self._adding("add_at", self._add_at_keys, ids, columns)
 
     def _add_at_keys(self, keys: np.ndarray, columns: dict[str, Any]) -> int:
         added = super().add_at(keys, **columns)
