@@ -154,10 +154,10 @@ class Tracker:
 
     Examples
     --------
-    >>> tracker = Tracker(); tracker.track("pos"); tracker.tracked("pos")
-    True
-    >>> tracker.tick
+    >>> tracker = Tracker(); tracker.tick
     1
+    >>> tracker.advance(), tracker.tick
+    (1, 2)
     """
 
     __slots__ = ("_logs", "_readers", "_stores", "tick")
@@ -169,21 +169,11 @@ class Tracker:
         self._readers: dict[str, weakref.WeakSet[Reader]] = {}
         self._stores: dict[str, Stamped] = {}
 
-    def track(self, name: str, store: Stamped | None = None) -> None:
+    def track(self, name: str, store: Stamped) -> None:
         """Track component ``name`` (its store stamps its rows itself)."""
         self._logs[name] = RemovalLog()
         self._readers[name] = weakref.WeakSet()
-        if store is not None:
-            self._stores[name] = store
-
-    def tracked(self, name: str) -> bool:
-        """Whether component ``name`` is tracked."""
-        return name in self._logs
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The tracked components, in the order they were tracked."""
-        return tuple(self._logs)
+        self._stores[name] = store
 
     def log(self, name: str) -> RemovalLog:
         """Component ``name``'s removal records."""
