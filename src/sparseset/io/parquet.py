@@ -43,6 +43,7 @@ import numpy as np
 from .npz import FormatError, write_atomic
 from .tabular import (
     TABLE_KEY,
+    Chooser,
     StoreMaker,
     T,
     from_arrow_array,
@@ -112,7 +113,7 @@ def write_table(table: Any, path: str | os.PathLike[str]) -> None:
     >>> store = ComponentStore({"hp": "i4"}); store.add([2, 1], hp=[20, 10])
     2
     >>> write_table(store.to_arrow(), path)
-    >>> read_store(ComponentStore, path).ids.tolist()
+    >>> ComponentStore.read_parquet(path).ids.tolist()
     [2, 1]
     """
     metadata = dict(table.schema.metadata)
@@ -144,13 +145,18 @@ def read_store(
     id: str = "id",
     schema: Any = None,
     index: str | None = None,
+    *,
+    choose: Chooser,
 ) -> T:
     """A new store from a Parquet file; see :meth:`ComponentStore.read_parquet`.
+
+    The index kind as :func:`~sparseset.io.tabular.store_from_arrow` picks it.
 
     Examples
     --------
     >>> from sparseset import ComponentStore
-    >>> read_store(ComponentStore, "/nonexistent/hp.parquet")
+    >>> from sparseset.sets.index_kinds import choose_kind
+    >>> read_store(ComponentStore, "/nonexistent/hp.parquet", choose=choose_kind)
     Traceback (most recent call last):
     ...
     FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/hp.parquet'
@@ -168,7 +174,7 @@ def read_store(
                 f"(corrupted, or changed since: drop its {TABLE_KEY.decode()!r} "
                 f"schema metadata to read it as any Parquet file)"
             )
-        return store_from_arrow(cls, table, id, schema, index)
+        return store_from_arrow(cls, table, id, schema, index, choose=choose)
     except (KeyError, TypeError, ValueError) as error:
         if isinstance(error, FormatError):
             raise

@@ -56,6 +56,9 @@ class Table(Protocol):
 
     def __getitem__(self, name: str) -> np.ndarray: ...
 
+    @property
+    def kind(self) -> str: ...
+
     def add(self, ids: Any, /, **columns: Any) -> int: ...
 
     def contains(self, ids: Any) -> Any: ...
@@ -83,6 +86,10 @@ T = TypeVar("T", bound=Table)
 M = TypeVar("M", bound=OneColumn)
 #: How a reader makes the store it fills: ``(schema, capacity, index)``.
 StoreMaker = Callable[[Schema, int, str], T]
+#: How a reader given no ``index=`` picks one from the ids it read (the
+#: containers pass :func:`sparseset.sets.index_kinds.choose_kind`; this
+#: layer knows no index kinds).
+Chooser = Callable[[Any], str]
 
 
 def require(module: str, what: str) -> ModuleType:
@@ -342,15 +349,17 @@ def _columns_from_arrow(
     return table.column(id), parsed, values
 
 
-def _index_of(table: Any, index: str | None) -> str:
-    """The index kind asked for, else the one the table was written with."""
+def _index_of(table: Any, index: str | None, ids: Any, choose: Chooser) -> str:
+    """The index kind asked for, else the one the table was written with
+    (:meth:`~sparseset.ComponentStore.to_arrow` records it), else the one
+    ``choose`` picks for ``ids``."""
     if index is not None:
         return index
     metadata = getattr(getattr(table, "schema", None), "metadata", None) or {}
     try:
         return str(json.loads(metadata[TABLE_KEY])["index"])
     except (KeyError, TypeError, ValueError):
-        return "flat"
+        return choose(ids)
 
 
 # -- stores -----------------------------------------------------------------
@@ -391,21 +400,25 @@ def store_from_arrow(
     id: str = "id",
     schema: Any = None,
     index: str | None = None,
+    *,
+    choose: Chooser,
 ) -> T:
     """A new store holding the rows of ``table``.
 
-    See :meth:`sparseset.ComponentStore.from_arrow`.
+    See :meth:`sparseset.ComponentStore.from_arrow`. Without ``index``,
+    the kind the table records, else ``choose(ids)``.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from sparseset import ComponentStore
+    >>> from sparseset.sets.index_kinds import choose_kind
     >>> table = pa.table({"id": [4, 2], "hp": pa.array([1, 2], pa.int16())})
-    >>> store_from_arrow(ComponentStore, table)
+    >>> store_from_arrow(ComponentStore, table, choose=choose_kind)
     ComponentStore({hp: i2}, size=2)
     """
     ids, parsed, values = _columns_from_arrow(table, id, schema)
-    store = cls(parsed, 0, _index_of(table, index))
+    store = cls(parsed, 0, _index_of(table, index, ids, choose))
     store.add(ids, **values)
     return store
 
@@ -573,19 +586,24 @@ def store_from_pandas(
     frame: Any,
     id: str | None = None,
     schema: Any = None,
-    index: str = "flat",
+    index: str | None = None,
+    *,
+    choose: Chooser,
 ) -> T:
     """A new store holding the rows of a ``pandas.DataFrame``.
 
-    See :meth:`sparseset.ComponentStore.from_pandas`.
+    See :meth:`sparseset.ComponentStore.from_pandas`. Without ``index``,
+    the kind ``choose(ids)`` picks.
 
     Examples
     --------
     >>> import pandas as pd
     >>> from sparseset import ComponentStore
+    >>> from sparseset.sets.index_kinds import choose_kind
     >>> frame = pd.DataFrame({"v_0": [1.0], "v_1": [2.0]}, index=[9])
-    >>> store_from_pandas(ComponentStore, frame).get(9)["v"].tolist()
-    [1.0, 2.0]
+    >>> store = store_from_pandas(ComponentStore, frame, choose=choose_kind)
+    >>> store.get(9)["v"].tolist(), store.kind
+    ([1.0, 2.0], 'flat')
     """
     require("pandas", "from_pandas")
     names = [str(name) for name in frame.columns]
@@ -629,7 +647,8 @@ def store_from_pandas(
         array = np.stack(parts, axis=1) if shape else parts[0]
         values[name] = array.reshape(len(frame), *shape)
         dtypes[name] = (array.dtype, shape)
-    store = cls(parsed if parsed is not None else dtypes, 0, index)
+    kind = choose(ids) if index is None else index
+    store = cls(parsed if parsed is not None else dtypes, 0, kind)
     store.add(ids, **values)
     return store
 
@@ -662,16 +681,21 @@ def map_from_arrow(
     dtype: Any = None,
     shape: Any = None,
     index: str | None = None,
+    *,
+    choose: Chooser,
 ) -> M:
     """A new map from an id column and one value column of an Arrow table.
 
-    See :meth:`sparseset.SparseMap.from_arrow`.
+    See :meth:`sparseset.SparseMap.from_arrow`; the index kind as
+    :func:`store_from_arrow` picks it.
 
     Examples
     --------
     >>> import pyarrow as pa
     >>> from sparseset import SparseMap
-    >>> m = map_from_arrow(SparseMap, pa.table({"id": [5], "score": [0.5]}))
+    >>> from sparseset.sets.index_kinds import choose_kind
+    >>> table = pa.table({"id": [5], "score": [0.5]})
+    >>> m = map_from_arrow(SparseMap, table, choose=choose_kind)
     >>> float(m[5])
     0.5
     """
@@ -686,7 +710,7 @@ def map_from_arrow(
         schema = {name: (dtype, shape)}
     ids, parsed, values = _columns_from_arrow(table.select([id, name]), id, schema)
     kind, row = parsed[name]
-    out = cls(kind, row, 0, _index_of(table, index))
+    out = cls(kind, row, 0, _index_of(table, index, ids, choose))
     out.store.add(ids, value=values[name])
     return out
 
@@ -699,18 +723,22 @@ def map_from_pandas(
     value: str | None = None,
     dtype: Any = None,
     shape: Any = None,
-    index: str = "flat",
+    index: str | None = None,
+    *,
+    choose: Chooser,
 ) -> M:
     """A new map from a frame's index (or an id column) and one value field.
 
-    See :meth:`sparseset.SparseMap.from_pandas`.
+    See :meth:`sparseset.SparseMap.from_pandas`; the index kind as
+    :func:`store_from_pandas` picks it.
 
     Examples
     --------
     >>> import pandas as pd
     >>> from sparseset import ComponentStore, SparseMap
+    >>> from sparseset.sets.index_kinds import choose_kind
     >>> frame = pd.DataFrame({"value": [1.5]}, index=[3])
-    >>> m = map_from_pandas(SparseMap, ComponentStore, frame)
+    >>> m = map_from_pandas(SparseMap, ComponentStore, frame, choose=choose_kind)
     >>> float(m[3])
     1.5
     """
@@ -739,9 +767,10 @@ def map_from_pandas(
         id,
         schema,
         index,
+        choose=choose,
     )
     kind, row = store.schema[value]
-    out = cls(kind, row, 0, index)
+    out = cls(kind, row, 0, store.kind)
     out.store.add(store.ids, value=store[value])
     return out
 

@@ -27,6 +27,9 @@ kind          ids             memory
 
 ``dense`` adds 4 bytes per member (flat, int32 ids) or 8 (paged and hash,
 int64 ids), with up to 2x spare room from amortized growth.
+
+Readers of tables (``from_arrow``, ``from_pandas``, ``read_parquet``)
+given no ``index=`` ask :func:`choose_kind` which kind their ids want.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import numpy as np
 
 from ..kernels import grown_index
 from ..kernels.index import flat, hashed, paged
+from .ids import as_ids
 
 
 @dataclass(frozen=True)
@@ -214,3 +218,54 @@ def index_nbytes(index: Any) -> int:
     if isinstance(index, tuple):
         return sum(int(array.nbytes) for array in index)
     return int(index.nbytes)
+
+
+#: :func:`choose_kind` takes an index that spans the ids (flat from 0,
+#: paged from the smallest) only if the ids fill at least one in
+#: ``SPAN_PER_ID`` of that span: about 32 bytes of index per id at worst,
+#: what a hash index costs anyway.
+SPAN_PER_ID = 8
+#: Ids below this stay flat however few they are: a flat index over
+#: ``[0, FLAT_ALWAYS)`` is at most 256 KB.
+FLAT_ALWAYS = 2**16
+
+
+def choose_kind(ids: Any) -> str:
+    """The index kind for a set of ``ids``, as table readers pick it.
+
+    The rule: ``"flat"`` if the largest id is below ``2**16``
+    (:data:`FLAT_ALWAYS`) or below 8 times the number of ids (and below
+    ``2**31``); else ``"paged"`` if the ids are below ``2**48`` and
+    ``max - min + 1`` is at most 8 times their number; else ``"hash"``.
+    So an index that spans the ids (flat from 0, paged from the smallest)
+    is taken only where it costs at most about 32 bytes per id, as a hash
+    index does: the chosen index's memory grows with the number of ids,
+    never with their values (a few ids near ``2**30`` take a page, not
+    4 GB). Duplicates count as ids. Ids that no kind takes (negative,
+    ``2**63`` or more) get the kind that says so when they are added.
+
+    ``ids`` is anything a batch takes (see :func:`~sparseset.sets.ids.as_ids`).
+
+    Examples
+    --------
+    >>> choose_kind(range(1000)), choose_kind([5, 60_000])
+    ('flat', 'flat')
+    >>> choose_kind([2**30, 2**30 + 3]), choose_kind([2**30, 2**30 + 10**6])
+    ('paged', 'hash')
+    >>> choose_kind([2**40 + k for k in range(100)]), choose_kind([2**50, 2**50 + 1])
+    ('paged', 'hash')
+    """
+    arr, _ = as_ids(ids)
+    if arr.size == 0:
+        return "flat"
+    low, high = int(arr.min()), int(arr.max())
+    count = int(arr.size)
+    if low < 0:
+        return "flat"  # add refuses a negative id whatever the kind
+    if high < KINDS["flat"].limit and (
+        high < FLAT_ALWAYS or high < SPAN_PER_ID * count
+    ):
+        return "flat"
+    if high < KINDS["paged"].limit and high - low < SPAN_PER_ID * count:
+        return "paged"
+    return "hash"

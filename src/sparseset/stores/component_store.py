@@ -28,7 +28,7 @@ from ..sets.ids import (
     reject_negative,
     scalar_id,
 )
-from ..sets.index_kinds import kind_named
+from ..sets.index_kinds import choose_kind, kind_named
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
@@ -1048,7 +1048,13 @@ class ComponentStore(Guarded):
             type (a ``FixedSizeList<k>`` is rows of ``(k,)``).
         index : {"flat", "paged", "hash"}, optional
             The index kind; by default the one the table was written with
-            (:meth:`to_arrow` records it), else ``"flat"``.
+            (:meth:`to_arrow` records it), else the one
+            :func:`~sparseset.sets.index_kinds.choose_kind` picks from the
+            ids' range and density: ``"flat"`` if the largest id is below
+            ``2**16`` or below 8 times the number of rows, else
+            ``"paged"`` if the ids are below ``2**48`` and span at most 8
+            times their number, else ``"hash"`` (so a few ids near
+            ``2**30`` take a page of index, not gigabytes).
 
         Raises
         ------
@@ -1071,7 +1077,7 @@ class ComponentStore(Guarded):
         """
         from ..io.tabular import store_from_arrow
 
-        return store_from_arrow(cls, table, id, schema, index)
+        return store_from_arrow(cls, table, id, schema, index, choose=choose_kind)
 
     def to_pandas(self, id: str = "id") -> Any:
         """The store as a ``pandas.DataFrame`` indexed by id (a copy).
@@ -1102,7 +1108,7 @@ class ComponentStore(Guarded):
         frame: Any,
         id: str | None = None,
         schema: Any = None,
-        index: str = "flat",
+        index: str | None = None,
     ) -> ComponentStore:
         """A new store holding the rows of a ``pandas.DataFrame``.
 
@@ -1114,6 +1120,9 @@ class ComponentStore(Guarded):
         otherwise. Nullable pandas dtypes pass when they hold no null; a
         null raises ``ValueError`` naming column and row. Rows are added
         as :meth:`add` adds them (a repeated id takes its last row).
+        Without ``index``, the kind is the one
+        :func:`~sparseset.sets.index_kinds.choose_kind` picks from the ids'
+        range and density (see :meth:`from_arrow`).
 
         Examples
         --------
@@ -1125,7 +1134,7 @@ class ComponentStore(Guarded):
         """
         from ..io.tabular import store_from_pandas
 
-        return store_from_pandas(cls, frame, id, schema, index)
+        return store_from_pandas(cls, frame, id, schema, index, choose=choose_kind)
 
     def to_parquet(self, path: str | os.PathLike[str], id: str = "id") -> None:
         """Write the store to one Parquet file, atomically.
@@ -1158,7 +1167,11 @@ class ComponentStore(Guarded):
     ) -> ComponentStore:
         """A new store from a Parquet file (any writer's, not only ours).
 
-        Arguments as for :meth:`from_arrow`. Raises ``FileNotFoundError``
+        Arguments as for :meth:`from_arrow`, the index kind included: by
+        default the one the file was written with, else the one
+        :func:`~sparseset.sets.index_kinds.choose_kind` picks from the
+        ids (a file pandas wrote with ids up to ``2**40`` loads without
+        ``index=``). Raises ``FileNotFoundError``
         for a missing file and :class:`~sparseset.FormatError` for one
         that is truncated or corrupted (page checksums are verified) or
         does not hold a store (the message says what :meth:`from_arrow`
@@ -1173,7 +1186,7 @@ class ComponentStore(Guarded):
         """
         from ..io.parquet import read_store
 
-        return read_store(cls, path, id, schema, index)
+        return read_store(cls, path, id, schema, index, choose=choose_kind)
 
     def __contains__(self, x: object) -> bool:
         found = holds_lock_free(self._guard, self._engine, x)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..sets.ids import is_one_key, one_id, scalar_id
+from ..sets.index_kinds import choose_kind
 from ..sets.locking import Guarded, atomic, guard_of, share_guard
 from .component_store import ComponentStore
 
@@ -450,7 +451,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         ``value`` names the value column; by default the table's only
         other column. ``dtype`` and ``shape`` give the values' type
         (inferred from the column's Arrow type by default). The rules and
-        errors are those of :meth:`ComponentStore.from_arrow`.
+        errors are those of :meth:`ComponentStore.from_arrow`, the index
+        kind's too: without ``index``, the one the table was written
+        with, else the one :func:`~sparseset.sets.index_kinds.choose_kind`
+        picks from the keys' range and density.
 
         Examples
         --------
@@ -461,7 +465,9 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         """
         from ..io.tabular import map_from_arrow
 
-        return map_from_arrow(cls, table, id, value, dtype, shape, index)
+        return map_from_arrow(
+            cls, table, id, value, dtype, shape, index, choose=choose_kind
+        )
 
     @classmethod
     def from_pandas(
@@ -471,11 +477,14 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         value: str | None = None,
         dtype: Any = None,
         shape: Any = None,
-        index: str = "flat",
+        index: str | None = None,
     ) -> SparseMap:
         """A new map from a ``pandas.DataFrame``: keys from its index (or
         column ``id``), values from one field (columns ``v_0 .. v_{k-1}``
         are one field ``v``, as in :meth:`ComponentStore.from_pandas`).
+        Without ``index``, the kind is the one
+        :func:`~sparseset.sets.index_kinds.choose_kind` picks from the
+        keys' range and density.
 
         Examples
         --------
@@ -487,7 +496,15 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         from ..io.tabular import map_from_pandas
 
         return map_from_pandas(
-            cls, ComponentStore, frame, id, value, dtype, shape, index
+            cls,
+            ComponentStore,
+            frame,
+            id,
+            value,
+            dtype,
+            shape,
+            index,
+            choose=choose_kind,
         )
 
     def __getstate__(self) -> dict[str, Any]:
