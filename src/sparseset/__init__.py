@@ -16,9 +16,11 @@ True
 
 from ._version import __version__
 from .io import FormatError
+from .schedule import Schedule
 from .sets import Checkpoint, SetArray, SparseSet
 from .stores import ComponentStore, SparseMap, UnknownColumnError
 from .world import (
+    NO_ROW,
     DeadHandleError,
     EntityStore,
     Group,
@@ -41,12 +43,14 @@ for _public in (
 del _public
 
 __all__ = [
+    "NO_ROW",
     "Checkpoint",
     "ComponentStore",
     "DeadHandleError",
     "EntityStore",
     "FormatError",
     "Group",
+    "Schedule",
     "SetArray",
     "SparseMap",
     "SparseSet",
