@@ -10,10 +10,11 @@
 from .entities import DeadHandleError
 from .entity_store import EntityStore
 from .group import Group
-from .view import View
+from .view import NO_ROW, View
 from .world import UnknownComponentError, World
 
 __all__ = [
+    "NO_ROW",
     "DeadHandleError",
     "EntityStore",
     "Group",

@@ -211,7 +211,7 @@ class Tracker:
         """Drop the records every open reader of ``name`` has committed past."""
         readers = self._readers[name]
         log = self._logs[name]
-        log.prune(min((r.since for r in readers), default=self.tick))
+        log.prune(min((r.removals_since for r in readers), default=self.tick))
 
     def rebase(self) -> None:
         """Renumber the clock, every stamp and every reader's ``since`` so
@@ -226,7 +226,8 @@ class Tracker:
         for store in self._stores.values():
             store.settle()  # a twin's "not yet stamped" 0 must not be renumbered
         readers = [r for group in self._readers.values() for r in group]
-        sinces = np.unique(np.array([r.since for r in readers], np.int64))
+        marks = [r.since for r in readers] + [r.opened for r in readers]
+        sinces = np.unique(np.array(marks, np.int64))
 
         def squeeze(ticks: np.ndarray) -> np.ndarray:
             below = np.searchsorted(sinces, ticks, side="left")
@@ -241,6 +242,7 @@ class Tracker:
             log.rebase(squeeze)
         for reader in readers:
             reader.since = 2 * int(np.searchsorted(sinces, reader.since)) + 2
+            reader.opened = 2 * int(np.searchsorted(sinces, reader.opened)) + 2
         self.tick = 2 * sinces.shape[0] + 1
 
 
@@ -250,7 +252,10 @@ class Reader:
     Made by :meth:`World.reader <sparseset.World.reader>`. ``added()``,
     ``changed()`` and ``removed()`` answer int64 handles, no repeats, order
     not promised, for the events after the reader was made or last
-    committed; :meth:`commit` moves it past everything it could see.
+    committed; :meth:`commit` moves it past everything it could see. A
+    reader made with ``include_present=True`` also answers, until its first
+    commit, every entity that has the component when it is made, as added
+    and changed (what a system running for the first time has not seen).
 
     Examples
     --------
@@ -266,9 +271,23 @@ class Reader:
     ([], [1], [0])
     """
 
-    __slots__ = ("__weakref__", "_lock", "_store", "_tracker", "name", "since")
+    __slots__ = (
+        "__weakref__",
+        "_lock",
+        "_store",
+        "_tracker",
+        "name",
+        "opened",
+        "since",
+    )
 
-    def __init__(self, tracker: Tracker, store: Stamped, lock: Any) -> None:
+    def __init__(
+        self,
+        tracker: Tracker,
+        store: Stamped,
+        lock: Any,
+        include_present: bool = False,
+    ) -> None:
         self._tracker: Tracker | None = tracker
         self._store = store
         self._lock = lock
@@ -276,8 +295,16 @@ class Reader:
         self.name = store.name
         with lock:
             store.settle()  # what a twin did before now is not this reader's
-            #: The clock at the last commit: answers are the events after it.
-            self.since = tracker.open(self.name, self)
+            #: The clock when the reader was made: no removal before is its.
+            self.opened = tracker.open(self.name, self)
+            #: The clock at the last commit: answers are the events after it
+            #: (0, before every stamp, for a reader that includes the present).
+            self.since = 0 if include_present else self.opened
+
+    @property
+    def removals_since(self) -> int:
+        """The clock past which this reader still needs removal records."""
+        return max(self.since, self.opened)
 
     @property
     def closed(self) -> bool:
@@ -311,7 +338,7 @@ class Reader:
         (a destroyed entity's handle too, even once its index is reused)."""
         with self._lock:
             tracker = self._open()
-            lost = np.unique(tracker.log(self.name).since(self.since))
+            lost = np.unique(tracker.log(self.name).since(self.removals_since))
             return lost[~self._store.contains(lost)] if lost.shape[0] else lost
 
     def commit(self) -> None:

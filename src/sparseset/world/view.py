@@ -5,7 +5,8 @@ included stores and probes the others, as EnTT and Shipyard do, so its cost
 follows the rarest component. The result is the matching handles plus, per
 included component, the dense row of each match in that store: an
 ``@njit`` system gathers and scatters rows through those arrays without a
-Python loop.
+Python loop. An optional component is probed for the matches only: its
+rows hold :data:`NO_ROW` where a match lacks it.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import kernels
-from ..kernels.options import ROW
+from ..kernels.options import NOWHERE, ROW
 from ..sets.locking import Guarded, atomic
 from .entities import Entities
 from .entity_store import EntityStore
+
+#: The row an optional component's ``View.rows`` holds for a match that
+#: lacks it: the largest uint32, never a row (a set holds fewer members).
+NO_ROW = NOWHERE
 
 
 class Views(Protocol):
     """The world as a view sees it: where to find a view again by name."""
 
-    def view(self, *names: str, exclude: Any = ()) -> View: ...
+    def view(self, *names: str, exclude: Any = (), optional: Any = ()) -> View: ...
 
 
 @atomic()
@@ -35,6 +40,9 @@ class View(Guarded):
     Build one with :meth:`sparseset.World.view`. The join is computed when
     first asked for and again whenever one of its stores has changed since,
     so a view kept across frames always answers for the current world.
+    Components in ``optional`` do not select: the matches' rows in them are
+    :data:`NO_ROW` where a match lacks the component, and :meth:`has` is
+    the mask of those that have it.
 
     Examples
     --------
@@ -50,6 +58,8 @@ class View(Guarded):
     >>> v = w.view("pos", "vel", exclude=("frozen",))
     >>> v.ids.tolist() == [e[1]], w["pos"]["pos"][v.rows("pos")].tolist()
     (True, [10.0])
+    >>> v = w.view("pos", optional=("vel",)); v.has("vel").tolist()
+    [False, True, True]
     """
 
     __slots__ = (
@@ -61,6 +71,8 @@ class View(Guarded):
         "_included",
         "_key",
         "_members",
+        "_optional",
+        "_optionals",
         "_order",
         "_rows",
         "_world",
@@ -72,13 +84,16 @@ class View(Guarded):
         entities: Entities,
         include: tuple[EntityStore, ...],
         exclude: tuple[EntityStore, ...],
+        optional: tuple[EntityStore, ...] = (),
     ) -> None:
         self._world = world
         self._entities = entities
         self._included = include
         self._excluded = exclude
+        self._optionals = optional
         self._include = tuple(store.name for store in include)
         self._exclude = tuple(store.name for store in exclude)
+        self._optional = tuple(store.name for store in optional)
         self._key: tuple[Any, ...] | None = None
         self._members = np.empty(0, np.int64)
         self._order = np.empty(0, ROW)
@@ -111,10 +126,25 @@ class View(Guarded):
         """
         return self._exclude
 
+    @property
+    def optional(self) -> tuple[str, ...]:
+        """The components a match may have: rows where it does, :data:`NO_ROW`
+        where it does not.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("a"); w.register("b")
+        >>> w.view("a", optional=("b",)).optional
+        ('b',)
+        """
+        return self._optional
+
     def _join(self) -> None:
         """Recompute the matches if any store changed since the last time."""
         include, exclude = self._included, self._excluded
-        key = tuple(store.state_key() for store in include + exclude)
+        optional = self._optionals
+        key = tuple(store.state_key() for store in include + exclude + optional)
         if key == self._key:
             return
         smallest = min(include, key=len)
@@ -142,6 +172,11 @@ class View(Guarded):
                     keep = ~inside
                     keys = keys[keep]
                     rows = {name: row[keep] for name, row in rows.items()}
+        if optional:
+            keys = _take(members, rows[smallest.name])
+            for store in optional:
+                # -1 (absent) becomes NO_ROW, the largest uint32, in the cast.
+                rows[store.name] = store.index_keys(keys).astype(ROW)
         for row in rows.values():
             row.flags.writeable = False
         # Handles are made when asked for: a system that only needs rows
@@ -174,7 +209,8 @@ class View(Guarded):
         matches' values, in the view's order. Rows are ``uint32``, the
         dtype of a position in a set (which holds fewer than ``2**32``
         members): half the bytes of ``intp`` for a system to read, and
-        numba indexes with them without a negative-index check.
+        numba indexes with them without a negative-index check. For an
+        optional component, a match that lacks it has :data:`NO_ROW`.
 
         Examples
         --------
@@ -186,13 +222,43 @@ class View(Guarded):
         >>> rows.tolist(), w["hp"]["hp"][rows].tolist()
         ([0, 1, 2], [30, 20, 10])
         """
-        if name not in self._include:
+        if name not in self._include and name not in self._optional:
             raise KeyError(
                 f"{name!r} is not one of this view's components "
-                f"({', '.join(self._include)}); excluded components have no rows"
+                f"({', '.join(self._include + self._optional)}); "
+                "excluded components have no rows"
             )
         self._join()
         return self._rows[name]
+
+    def has(self, name: str) -> np.ndarray:
+        """Whether each match has component ``name``, aligned with :attr:`ids`.
+
+        All True for a component the view includes, all False for one it
+        excludes; for an optional one, where :meth:`rows` is not
+        :data:`NO_ROW`.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("pos", "f8"); w.register("vel", "f8")
+        >>> e = w.create(3); w.add("pos", e); w.add("vel", e[1], vel=2.0)
+        3
+        1
+        >>> v = w.view("pos", optional=("vel",)); v.has("vel").tolist()
+        [False, True, False]
+        >>> w["vel"]["vel"][v.rows("vel")[v.has("vel")]].tolist()
+        [2.0]
+        """
+        if name in self._optional:
+            mask: np.ndarray = self.rows(name) != NO_ROW
+            return mask
+        if name in self._include or name in self._exclude:
+            return np.full(len(self), name in self._include)
+        raise KeyError(
+            f"{name!r} is not one of this view's components "
+            f"({', '.join(self._include + self._optional + self._exclude)})"
+        )
 
     def touch(self, name: str) -> None:
         """Declare the matches' rows written in component ``name``: its
@@ -211,7 +277,11 @@ class View(Guarded):
         [1]
         """
         rows = self.rows(name)  # an unknown or excluded name raises here
-        self._included[self._include.index(name)].touch_rows(rows)
+        if name in self._optional:
+            store = self._optionals[self._optional.index(name)]
+            store.touch_rows(rows[rows != NO_ROW])
+        else:
+            self._included[self._include.index(name)].touch_rows(rows)
 
     def __len__(self) -> int:
         self._join()
@@ -222,11 +292,12 @@ class View(Guarded):
 
     def __repr__(self) -> str:
         exclude = f", exclude={self._exclude!r}" if self._exclude else ""
+        optional = f", optional={self._optional!r}" if self._optional else ""
         names = ", ".join(map(repr, self._include))
-        return f"View({names}{exclude}, size={len(self)})"
+        return f"View({names}{exclude}{optional}, size={len(self)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_view_of, (self._world, self._include, self._exclude))
+        return (_view_of, (self._world, self._include, self._exclude, self._optional))
 
 
 def _take(values: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -236,9 +307,14 @@ def _take(values: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
-def _view_of(world: Views, include: tuple[str, ...], exclude: tuple[str, ...]) -> View:
+def _view_of(
+    world: Views,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    optional: tuple[str, ...] = (),
+) -> View:
     """Rebuild a view after unpickling its world."""
-    return world.view(*include, exclude=exclude)
+    return world.view(*include, exclude=exclude, optional=optional)
 
 
-__all__ = ["View"]
+__all__ = ["NO_ROW", "View"]

@@ -13,6 +13,7 @@ index found in a store always belongs to the current generation.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -160,15 +161,17 @@ class World(Guarded):
         entities = self._entities
         return Commands(self, self.lock, self._hold, entities.admit, entities.release)
 
-    def reader(self, name: str) -> Reader:
+    def reader(self, name: str, *, include_present: bool = False) -> Reader:
         """A reader of a tracked component's changes, from now on.
 
         ``r.added()``, ``r.changed()`` and ``r.removed()`` answer the
         entities (int64 handles) that got, were written (declared writes:
         adds, ``set``, ``add_at``, ``touch``) or lost the component since
         the reader was made or last committed; ``r.commit()`` moves it on.
-        Raises ``ValueError`` for an untracked component. See
-        :class:`~sparseset.world.tracking.Reader`.
+        With ``include_present=True`` its first answers also hold every
+        entity that has the component now, as added and changed (as a
+        system's first run sees the world). Raises ``ValueError`` for an
+        untracked component. See :class:`~sparseset.world.tracking.Reader`.
 
         Examples
         --------
@@ -184,7 +187,7 @@ class World(Guarded):
                 f"component {name!r} is not tracked: register it with "
                 f"track=True to read its changes"
             )
-        return Reader(self._tracker, store, self.lock)
+        return Reader(self._tracker, store, self.lock, include_present)
 
     def touch(self, name: str, handles: Any) -> None:
         """Declare the rows of ``handles`` in component ``name`` written,
@@ -506,8 +509,12 @@ class World(Guarded):
             raise ValueError(f"{what} names a component twice: {checked!r}")
         return checked
 
-    def view(self, *names: str, exclude: Any = ()) -> View:
+    def view(self, *names: str, exclude: Any = (), optional: Any = ()) -> View:
         """The entities with every component of ``names`` and none of ``exclude``.
+
+        Components in ``optional`` do not select: ``v.rows(name)`` holds
+        :data:`~sparseset.NO_ROW` for a match that lacks one, and
+        ``v.has(name)`` is the mask of the matches that have it.
 
         Examples
         --------
@@ -517,26 +524,87 @@ class World(Guarded):
         1
         >>> len(w.view("a")), len(w.view("a", "b")), len(w.view("a", exclude=("b",)))
         (3, 1, 2)
+        >>> w.view("a", optional=("b",)).has("b").tolist()
+        [False, True, False]
         """
         if not names:
             raise ValueError("a view needs at least one component")
         include = self._names(names, "view")
         if isinstance(exclude, str):
             exclude = (exclude,)
+        if isinstance(optional, str):
+            optional = (optional,)
         excluded = self._names(exclude, "exclude")
-        both = set(include) & set(excluded)
-        if both:
-            raise ValueError(
-                f"{sorted(both)} both included and excluded: the view is always empty"
-            )
+        optionals = self._names(optional, "optional")
+        roles = (("included", include), ("excluded", excluded), ("optional", optionals))
+        for (role, named), (other, also) in itertools.combinations(roles, 2):
+            both = set(named) & set(also)
+            if both:
+                raise ValueError(
+                    f"{sorted(both)} both {role} and {other}: a component has "
+                    "one role in a view (names, exclude or optional)"
+                )
         view = View(
             self,
             self._entities,
             tuple(self._stores[name] for name in include),
             tuple(self._stores[name] for name in excluded),
+            tuple(self._stores[name] for name in optionals),
         )
         share_guard(view, self)
         return view
+
+    def components_of(self, handle: Any) -> tuple[str, ...]:
+        """The components one live entity has, in registration order.
+
+        Raises :class:`~sparseset.DeadHandleError` for a dead handle and
+        ``ValueError`` for a batch (this asks about one entity).
+
+        Examples
+        --------
+        >>> w = World(); w.register("a"); w.register("b", "f8"); e = w.create(2)
+        >>> w.add("b", e[0], b=1.5)
+        1
+        >>> w.components_of(e[0]), w.components_of(e[1])
+        (('b',), ())
+        """
+        key = self._entity_key(handle, "nothing was read")
+        return tuple(
+            name for name, store in self._stores.items() if store.contain_keys(key)[0]
+        )
+
+    def get_all(self, handle: Any) -> dict[str, dict[str, Any]]:
+        """Every component of one live entity: ``{name: w.get(name, handle)}``,
+        in registration order (a tag component's values are ``{}``).
+
+        Raises :class:`~sparseset.DeadHandleError` for a dead handle and
+        ``ValueError`` for a batch.
+
+        Examples
+        --------
+        >>> w = World(); w.register("hp", "i4"); w.register("boss"); e = w.create(1)
+        >>> w.add("hp", e, hp=30); w.add("boss", e)
+        1
+        1
+        >>> w.get_all(e[0])
+        {'hp': {'hp': np.int32(30)}, 'boss': {}}
+        """
+        key = self._entity_key(handle, "nothing was read")
+        return {
+            name: store.get(handle)
+            for name, store in self._stores.items()
+            if store.contain_keys(key)[0]
+        }
+
+    def _entity_key(self, handle: Any, consequence: str) -> np.ndarray:
+        """One live handle's index, as a one-key array."""
+        if np.ndim(handle) != 0:
+            raise ValueError(
+                f"expected one handle, got an array of shape {np.shape(handle)}: "
+                "this asks about one entity"
+            )
+        keys, _ = self._entities.resolve(handle, consequence)
+        return keys
 
     def group(self, *names: str) -> Group:
         """The owning group of ``names``: their stores packed in one order.
