@@ -15,9 +15,11 @@ from hypothesis.extra import numpy as hnp
 
 from sparseset.demo import (
     BOX,
+    GRID,
     DemoSummary,
     ParticleWorld,
     apply_drag,
+    cells_of,
     integrate,
     run_demo,
 )
@@ -84,6 +86,40 @@ def test_the_same_seed_gives_the_same_world():
     b = run_demo(entities=500, steps=50, seed=7, out=io.StringIO())
     assert (a.spawned, a.despawned) == (b.spawned, b.despawned)
     assert a.live_per_step == b.live_per_step == [500] * 50
+
+
+def test_any_threads_give_the_same_world_and_the_grid_keeps_up():
+    worlds = []
+    for threads in (1, 2):
+        sim = ParticleWorld(seed=5)
+        sim.spawn(1_500)
+        for _ in range(50):
+            sim.step(threads)
+            assert sim.grid_matches()
+        assert sim.despawned > 0
+        worlds.append(sim.world)
+    a, b = worlds
+    np.testing.assert_array_equal(a.entities, b.entities)
+    for name in ("pos", "vel", "life", "cell"):
+        ids = a[name].ids
+        np.testing.assert_array_equal(a.get(name, ids)[name], b.get(name, ids)[name])
+
+
+def test_every_particle_with_a_cell_is_in_the_cell_of_its_position():
+    sim = ParticleWorld(seed=6)
+    sim.spawn(300)
+    w = sim.world
+    for step in range(40):
+        if step == 20:  # a write from outside the systems, declared: seen too
+            w.set("pos", w["pos"].ids[:10], pos=(0.99, 0.99))
+        spawned = sim.spawned
+        sim.step()
+        placed = w["cell"].ids
+        # Only the particles spawned at this step's end wait for a cell.
+        assert len(placed) == len(w) - (sim.spawned - spawned)
+        where = cells_of(w.get("pos", placed)["pos"], GRID, BOX)
+        np.testing.assert_array_equal(w.get("cell", placed)["cell"], where)
+        assert sim.grid_matches()
 
 
 def test_an_unbalanced_summary_is_reported_and_fails():

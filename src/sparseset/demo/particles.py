@@ -1,16 +1,26 @@
 """A particle simulation on a :class:`~sparseset.World`: ``python -m sparseset demo``.
 
 Particles have a position and a velocity; some also feel drag, some have a
-lifetime. Every step integrates all of them through an owning group (two
-contiguous blocks, no lookups), applies drag through a view (a join of
-``vel`` and ``drag``), ages the mortal ones, despawns the expired in one
-batch and spawns as many replacements in another, so destroyed indexes
-come back with new generations. The summary ends with a check that the
-books balance: live particles = spawned - despawned.
+lifetime. Each step is one run of a :class:`~sparseset.Schedule` of five
+systems, in two batches whose systems run in parallel:
+
+1. ``integrate`` moves every particle through an owning group (two
+   contiguous blocks, no lookups, a write scope that declares the moves)
+   while ``age`` shortens the lifetimes;
+2. ``drag`` slows the particles of a view (a join of ``vel`` and ``drag``),
+   ``reap`` despawns the expired and spawns as many replacements through
+   deferred commands (applied when the batch ends), and ``regrid`` keeps a
+   spatial grid: it re-buckets only the particles whose position changed
+   since its last run and that crossed into another cell (change tracking),
+   while hooks count the particles that get or lose a cell.
+
+Destroyed indexes come back with new generations. The summary ends with
+two checks: the books balance (live particles = spawned - despawned) and
+the grid's counts match the cells the particles hold.
 
 Run it from the command line (``--help`` lists the options)::
 
-    python -m sparseset demo --entities 1_000_000 --steps 200 --plot demo.png
+    python -m sparseset demo --entities 1_000_000 --steps 200 --threads 2
 
 or from Python, where :class:`ParticleWorld` is the world and its systems
 and :func:`run_demo` the timed run:
@@ -33,6 +43,8 @@ import numpy as np
 from numba import njit
 
 from ..io.console import Stopwatch, progress, pyplot
+from ..schedule.schedule import Changes, Schedule, used_threads
+from ..world.commands import Commands
 from ..world.world import World
 
 #: Seconds of simulated time per step.
@@ -43,9 +55,11 @@ DRAG_SHARE = 0.3
 #: Particles live in the box [-BOX, BOX]^2 and bounce off its walls.
 BOX = 1.0
 GRAVITY = -0.5
+#: The spatial grid has GRID x GRID cells over the box.
+GRID = 32
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def integrate(
     pos: np.ndarray, vel: np.ndarray, dt: float, gravity: float, box: float
 ) -> None:
@@ -74,7 +88,7 @@ def integrate(
             pos[k, axis] = x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_drag(
     vel: np.ndarray,
     drag: np.ndarray,
@@ -102,6 +116,24 @@ def apply_drag(
         vel[row, 1] *= factor
 
 
+@njit(cache=True, nogil=True)
+def cells_of(pos: np.ndarray, grid: int, box: float) -> np.ndarray:
+    """The grid cell of each position: ``row * grid + column`` over the box.
+
+    Examples
+    --------
+    >>> cells_of(np.array([[-1.0, -1.0], [0.99, 0.0], [1.0, 1.0]]), 4, 1.0).tolist()
+    [0, 11, 15]
+    """
+    out = np.empty(pos.shape[0], np.int32)
+    scale = grid / (2.0 * box)
+    for k in range(pos.shape[0]):
+        column = min(max(int((pos[k, 0] + box) * scale), 0), grid - 1)
+        row = min(max(int((pos[k, 1] + box) * scale), 0), grid - 1)
+        out[k] = row * grid + column
+    return out
+
+
 @dataclass
 class DemoSummary:
     """What a demo run did, and how fast.
@@ -123,6 +155,8 @@ class DemoSummary:
     updates: int
     live_per_step: list[int] = field(default_factory=list)
     despawned_per_step: list[int] = field(default_factory=list)
+    threads: int = 1
+    grid_ok: bool = True
 
     @property
     def balanced(self) -> bool:
@@ -149,43 +183,59 @@ class DemoSummary:
             f"entities:         {self.entities:,} at the start, "
             f"{self.live:,} at the end",
             f"steps:            {self.steps:,} in {self.seconds:.2f} s "
-            f"({self.steps_per_second:,.1f} steps/s)",
+            f"({self.steps_per_second:,.1f} steps/s, {self.threads} threads)",
             f"entity updates:   {self.updates * rate:,.0f} /s",
             f"spawns:           {self.spawned - self.entities:,} "
             f"({(self.spawned - self.entities) * rate:,.0f} /s)",
             f"despawns:         {self.despawned:,} ({self.despawned * rate:,.0f} /s)",
+            f"grid:             counts match the particles' cells "
+            f"({'ok' if self.grid_ok else 'MISMATCH'})",
             f"books balance: live {self.live:,} {relation} spawned {self.spawned:,} "
             f"- despawned {self.despawned:,} ({verdict})",
         ]
 
 
 class ParticleWorld:
-    """The demo's world and its systems.
+    """The demo's world and its systems, on a :class:`~sparseset.Schedule`.
 
     Examples
     --------
     >>> sim = ParticleWorld(seed=1)
     >>> sim.spawn(100), sim.step(), len(sim.world)
     (100, 100, 100)
+    >>> sim.schedule.batches
+    [['integrate', 'age'], ['drag', 'reap', 'regrid']]
     """
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = np.random.default_rng(seed)
-        self.world = World()
-        self.world.register("pos", "f8", shape=(2,))
-        self.world.register("vel", "f8", shape=(2,))
-        self.world.register("drag", "f4")
-        self.world.register("life", "f4")
-        self.motion = self.world.group("pos", "vel")
-        self.dragged = self.world.view("vel", "drag")
+        self.world = w = World()
+        w.register("pos", "f8", shape=(2,), track=True)
+        w.register("vel", "f8", shape=(2,))
+        w.register("drag", "f4")
+        w.register("life", "f4")
+        w.register("cell", "i4")
+        self.motion = w.group("pos", "vel")
+        self.dragged = w.view("vel", "drag")
+        #: Particles per grid cell, kept by the hooks and ``regrid``.
+        self.grid = np.zeros(GRID * GRID, np.int64)
+        w.on_add("cell", self._into_grid)
+        w.on_remove("cell", self._out_of_grid)
         self.spawned = 0
         self.despawned = 0
+        self.schedule = sch = Schedule()
+        sch.add(self.integrate, writes=("pos", "vel"), name="integrate")
+        sch.add(self.age, writes=("life",), name="age")
+        sch.add(self.drag, reads=("drag",), writes=("vel",), name="drag")
+        sch.add(self.reap, reads=("life",), name="reap")
+        sch.add(self.regrid, reads=("pos",), writes=("cell",), name="regrid")
 
-    def spawn(self, count: int) -> int:
+    def spawn(self, count: int, into: World | Commands | None = None) -> int:
         """Spawn ``count`` particles from a fountain at the bottom; returns count.
 
         Each gets a position and a velocity; about ``MORTAL_SHARE`` of them
-        a lifetime and ``DRAG_SHARE`` a drag coefficient.
+        a lifetime and ``DRAG_SHARE`` a drag coefficient. ``into`` is the
+        world (the default) or a deferred-command buffer.
 
         Examples
         --------
@@ -193,28 +243,92 @@ class ParticleWorld:
         >>> sim.spawn(50), len(sim.world), sim.spawned
         (50, 50, 50)
         """
-        w, rng = self.world, self.rng
-        handles = w.create(count)
-        w.add("pos", handles, pos=rng.uniform(-0.05, 0.05, (count, 2)) - [0, 0.9])
+        target = self.world if into is None else into
+        rng = self.rng
+        handles = target.create(count)
+        target.add("pos", handles, pos=rng.uniform(-0.05, 0.05, (count, 2)) - [0, 0.9])
         speed = rng.uniform(0.5, 1.5, count)
         angle = rng.uniform(0.25 * np.pi, 0.75 * np.pi, count)
-        w.add(
+        target.add(
             "vel",
             handles,
             vel=np.stack([np.cos(angle), np.sin(angle)], 1) * speed[:, None],
         )
         mortal = handles[rng.random(count) < MORTAL_SHARE]
-        w.add("life", mortal, life=rng.uniform(0.5, 3.0, mortal.shape[0]))
+        target.add("life", mortal, life=rng.uniform(0.5, 3.0, mortal.shape[0]))
         dragged = handles[rng.random(count) < DRAG_SHARE]
-        w.add("drag", dragged, drag=rng.uniform(0.1, 1.0, dragged.shape[0]))
+        target.add("drag", dragged, drag=rng.uniform(0.1, 1.0, dragged.shape[0]))
         self.spawned += count
         return count
 
-    def step(self) -> int:
-        """Advance one step; returns how many particles were updated.
+    # -- the systems ----------------------------------------------------------
 
-        Moves every particle, applies drag, ages the mortal ones and
-        replaces the expired with as many new particles.
+    def integrate(self, world: World, dt: float) -> None:
+        """Move every particle (the write scope declares the moves)."""
+        with self.motion.write("pos") as pos:
+            integrate(pos, self.motion["vel"], dt, GRAVITY, BOX)
+
+    def age(self, world: World, dt: float) -> None:
+        """Shorten every lifetime."""
+        life = world["life"]["life"]
+        life -= dt
+
+    def drag(self, world: World, dt: float) -> None:
+        """Slow the particles that have a drag coefficient."""
+        view = self.dragged
+        vel, drag = world["vel"]["vel"], world["drag"]["drag"]
+        apply_drag(vel, drag, view.rows("vel"), view.rows("drag"), dt)
+
+    def reap(self, world: World, commands: Commands) -> None:
+        """Despawn the expired and spawn as many, when the batch ends."""
+        store = world["life"]
+        expired = store.ids[store["life"] <= 0.0]
+        commands.destroy(expired)
+        self.despawned += expired.shape[0]
+        self.spawn(expired.shape[0], into=commands)
+
+    def regrid(self, world: World, changes: Changes, commands: Commands) -> None:
+        """Re-bucket the particles that moved into another cell since the
+        last run; new particles get their cell (counted by the hook)."""
+        moved = changes["pos"].changed()
+        if not moved.shape[0]:
+            return
+        cells = cells_of(world.get("pos", moved)["pos"], GRID, BOX)
+        placed = world.has("cell", moved)
+        commands.add("cell", moved[~placed], cell=cells[~placed])
+        moved, cells = moved[placed], cells[placed]
+        old = world.get("cell", moved)["cell"]
+        crossed = old != cells
+        np.subtract.at(self.grid, old[crossed], 1)
+        np.add.at(self.grid, cells[crossed], 1)
+        world.set("cell", moved[crossed], cell=cells[crossed])
+
+    def _into_grid(self, handles: np.ndarray) -> None:
+        np.add.at(self.grid, self.world.get("cell", handles)["cell"], 1)
+
+    def _out_of_grid(self, handles: np.ndarray) -> None:
+        np.subtract.at(self.grid, self.world.get("cell", handles)["cell"], 1)
+
+    def grid_matches(self) -> bool:
+        """Whether the grid's counts are the cells the particles hold.
+
+        Examples
+        --------
+        >>> sim = ParticleWorld(seed=3); sim.spawn(40); sim.step(); sim.step()
+        40
+        40
+        40
+        >>> sim.grid_matches(), int(sim.grid.sum()) == len(sim.world["cell"])
+        (True, True)
+        """
+        cells = self.world["cell"]["cell"]
+        return bool(
+            np.array_equal(np.bincount(cells, minlength=GRID * GRID), self.grid)
+        )
+
+    def step(self, threads: int | None = None) -> int:
+        """Advance one step (one run of the schedule); returns how many
+        particles were updated.
 
         Examples
         --------
@@ -223,21 +337,8 @@ class ParticleWorld:
         >>> sim.step(), len(sim.world) == sim.spawned - sim.despawned
         (50, True)
         """
-        w = self.world
         updated = len(self.motion)
-        integrate(self.motion["pos"], self.motion["vel"], DT, GRAVITY, BOX)
-        apply_drag(
-            w["vel"]["vel"],
-            w["drag"]["drag"],
-            self.dragged.rows("vel"),
-            self.dragged.rows("drag"),
-            DT,
-        )
-        life = w["life"]["life"]
-        life -= DT
-        expired = w["life"].ids[life <= 0.0]
-        self.despawned += w.destroy(expired)
-        self.spawn(expired.shape[0])
+        self.schedule.run(self.world, threads=threads, dt=DT)
         return updated
 
 
@@ -248,6 +349,7 @@ def run_demo(
     save_path: str | None = None,
     plot_path: str | None = None,
     out: IO[str] = sys.stdout,
+    threads: int | None = None,
 ) -> DemoSummary:
     """Run the particle demo and print its summary to ``out``.
 
@@ -266,6 +368,9 @@ def run_demo(
         step (needs matplotlib).
     out : text stream, optional
         Where the summary goes; progress goes to stderr.
+    threads : int, optional
+        Threads each batch of systems runs on (default: the cores this
+        process may use); 1 runs the systems one after another.
 
     Returns
     -------
@@ -283,7 +388,7 @@ def run_demo(
     # first, so the timing below is the simulation's alone.
     warm = ParticleWorld(seed)
     warm.spawn(64)
-    warm.step()
+    warm.step(threads=1)
 
     sim = ParticleWorld(seed)
     sim.spawn(entities)
@@ -293,7 +398,7 @@ def run_demo(
     watch = Stopwatch()
     for _ in progress(range(steps), steps, "simulating"):
         despawned = sim.despawned
-        updates += sim.step()
+        updates += sim.step(threads)
         live_per_step.append(len(sim.world))
         despawned_per_step.append(sim.despawned - despawned)
     seconds = watch.seconds()
@@ -308,6 +413,8 @@ def run_demo(
         updates=updates,
         live_per_step=live_per_step,
         despawned_per_step=despawned_per_step,
+        threads=used_threads(threads),
+        grid_ok=sim.grid_matches(),
     )
     print("\n".join(summary.lines()), file=out)
     if save_path is not None:

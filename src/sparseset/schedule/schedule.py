@@ -441,7 +441,7 @@ class Schedule:
         >>> sch.run(w, damage=1); w.get("hp", w.entities)["hp"].tolist()
         [4, 1]
         """
-        count = _threads(threads)
+        count = used_threads(threads)
         for reserved in INJECTED:
             if reserved in kwargs:
                 raise ValueError(
@@ -564,7 +564,15 @@ def _share(count: int, threads: int, call: Callable[[int], None]) -> None:
     done.wait()
 
 
-def _threads(threads: int | None) -> int:
+def used_threads(threads: int | None) -> int:
+    """The threads a run with ``threads=`` uses: ``threads`` checked, or
+    the cores this process may use for None.
+
+    Examples
+    --------
+    >>> used_threads(3), used_threads(None) >= 1
+    (3, True)
+    """
     if threads is None:
         return _cores()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
@@ -593,4 +601,12 @@ def _names(value: Iterable[str] | str, system: str, role: str) -> tuple[str, ...
     return names
 
 
-__all__ = ["INJECTED", "INLINE_SECONDS", "Changes", "Schedule", "Scheduled", "System"]
+__all__ = [
+    "INJECTED",
+    "INLINE_SECONDS",
+    "Changes",
+    "Schedule",
+    "Scheduled",
+    "System",
+    "used_threads",
+]
