@@ -1,14 +1,15 @@
 """ShardedSet, unique and first_seen on a real dask cluster: ``sparseset.distributed``.
 
-One ``distributed.LocalCluster`` of two worker processes (one thread each)
-serves the whole module; its workers load the numba kernels once, in the
-fixture. Every operation is checked against numpy or a Python ``set`` on
-the same ids, for hash and range layouts and every index kind, with empty
-shards, ids at each kind's limit, dask arrays, dask Series and Parquet
-input. Bad in-memory input raises the same errors as ``SparseSet``, when
-the call is made (no task exists yet); bad ids inside a dask array raise
-when computed, naming their position. The last test kills a worker in the
-middle of a ``contains`` and checks that the answer is still exact.
+One ``distributed.LocalCluster`` of two worker processes (one thread
+each) serves every module of this folder (``conftest.py``); its workers
+load the numba kernels once, in the fixture. Every operation is checked
+against numpy or a Python ``set`` on the same ids, for hash and range
+layouts and every index kind, with empty shards, ids at each kind's
+limit, dask arrays, dask Series and Parquet input. Bad in-memory input
+raises the same errors as ``SparseSet``, when the call is made (no task
+exists yet); bad ids inside a dask array raise when computed, naming
+their position. The last test kills a worker in the middle of a
+``contains`` and checks that the answer is still exact.
 """
 
 import os
@@ -24,7 +25,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, Event, LocalCluster, wait
+from distributed import Event, wait
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,29 +39,6 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 #: (layout, index kind) pairs: every kind, under the layout that suits it.
 CASES = [("hash", "hash"), ("range", "flat"), ("range", "paged"), ("hash", "flat")]
 LIMITS = {"flat": 2**31, "paged": 2**48, "hash": 2**63}
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        # Every kernel these tests reach, once per worker process: later
-        # tests then time nothing but their own work.
-        for by, index in CASES:
-            s = ShardedSet(np.arange(40), shards=4, by=by, index=index).persist()
-            s.contains(np.arange(50)).compute()
-            s.index(np.arange(50)).compute()
-            s.add([3, 60]).discard([1]).union(s).ids().compute()
-        first_seen(np.arange(10), shards=2).compute()
-        unique(np.arange(10), shards=2).compute()
-        yield client
 
 
 def dask_ids(values, blocks=3):

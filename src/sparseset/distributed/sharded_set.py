@@ -12,22 +12,20 @@ the client; ``compute()`` is the one explicit exception.
 
 from __future__ import annotations
 
-import glob
 import os
-import uuid
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
-from dask.base import DaskMethodsMixin, tokenize
-from dask.core import flatten
+from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from .. import config
-from ..io import npz as io
 from ..sets.index_kinds import IndexKind, kind_named
+from ..sets.sparse_set import SparseSet
 from . import shards as tasks
+from .collection import ShardedCollection, route
+from .files import Manifest, save_shards
 from .inputs import Ids, as_dask_ids, graph_of
 from .layout import Layout, check_shards
 
@@ -36,8 +34,14 @@ _COMBINE = {
     "union": tasks.union,
     "intersection": tasks.intersection,
     "difference": tasks.difference,
+    "symmetric difference": tasks.symmetric_difference,
 }
-MANIFEST = "manifest.npz"
+#: The per-shard comparisons, answering one bool per shard.
+_COMPARE = {
+    "equality": tasks.equal,
+    "subset test": tasks.subset,
+    "disjointness test": tasks.disjoint,
+}
 
 
 def default_shards() -> int:
@@ -61,7 +65,7 @@ def default_shards() -> int:
         return os.cpu_count() or 1
 
 
-class ShardedSet(DaskMethodsMixin):
+class ShardedSet(ShardedCollection):
     """A set of non-negative integer ids held in shards on a dask cluster.
 
     One :class:`~sparseset.SparseSet` per shard, each in one worker's
@@ -107,7 +111,7 @@ class ShardedSet(DaskMethodsMixin):
     ([1, 2, 5, 9], 3)
     """
 
-    __slots__ = ("_graph", "_kind", "_lengths", "_name", "layout")
+    __slots__ = ()
 
     def __init__(
         self,
@@ -120,32 +124,14 @@ class ShardedSet(DaskMethodsMixin):
         space: int | None = None,
     ) -> None:
         kind = kind_named(index)
-        if layout is not None:
-            if not isinstance(layout, Layout):
-                raise TypeError(f"layout must be a Layout, not {layout!r}")
-            if shards is not None or by is not None or space is not None:
-                raise ValueError(
-                    "give either layout= or shards=/by=/space=, not both "
-                    f"(layout = {layout})"
-                )
-        elif by is not None and by not in ("hash", "range"):
-            raise ValueError(f"by = {by!r} is not a layout; choose 'hash' or 'range'")
+        check_layout_options(shards, by, layout, space)
         source = as_dask_ids(ids, add_to=kind)
-        if layout is None:
-            count = default_shards() if shards is None else check_shards(shards)
-            if by == "range":
-                layout = Layout.range(
-                    count, id_space(source) if space is None else space
-                )
-            elif space is not None:
-                raise ValueError("space= is for by='range' (a hash layout has none)")
-            else:
-                layout = Layout.hash(count)
+        layout = choose_layout(source, shards, by, layout, space)
         token = tokenize("sparseset-build", source.array.name, layout, kind.name)
         name = f"sparseset-shards-{token}"
         layer, _, runs, blocks = route(source, layout, kind, kind.limit, token)
         for k in range(layout.shards):
-            capacity = _capacity(kind, layout)
+            capacity = shard_capacity(kind, layout)
             layer[(name, k)] = (
                 tasks.build,
                 kind.name,
@@ -154,15 +140,6 @@ class ShardedSet(DaskMethodsMixin):
             )
         graph = graph_of(name, layer, [source.array])
         self._setup(graph, name, layout, kind)
-
-    def _setup(
-        self, graph: HighLevelGraph, name: str, layout: Layout, kind: IndexKind
-    ) -> None:
-        self._graph = graph
-        self._name = name
-        self.layout = layout
-        self._kind = kind
-        self._lengths: np.ndarray | None = None
 
     @classmethod
     def _from_graph(
@@ -173,6 +150,9 @@ class ShardedSet(DaskMethodsMixin):
             graph = graph_of(name, graph, ())
         out._setup(graph, name, layout, kind)
         return out
+
+    def _like(self, graph: Any, name: str) -> ShardedSet:
+        return ShardedSet._from_graph(graph, name, self.layout, self._kind)
 
     @classmethod
     def from_ids(cls, ids: Any, **options: Any) -> ShardedSet:
@@ -211,128 +191,16 @@ class ShardedSet(DaskMethodsMixin):
         frame = dd.read_parquet(path, columns=[column])
         return cls(frame[column], **options)
 
-    # -- the dask collection protocol ----------------------------------------
-
-    def __dask_graph__(self) -> HighLevelGraph:
-        return self._graph
-
-    def __dask_keys__(self) -> list[tuple[str, int]]:
-        return [(self._name, k) for k in range(self.layout.shards)]
-
-    def __dask_layers__(self) -> tuple[str, ...]:
-        return (self._name,)
-
-    def __dask_tokenize__(self) -> str:
-        return self._name
-
-    __dask_scheduler__ = staticmethod(dask.threaded.get)
-
-    @staticmethod
-    def __dask_optimize__(dsk: Any, keys: Any, **kwargs: Any) -> Any:
-        # Only the tasks the shards need: a set built on another keeps the
-        # other's graph, not its queries'.
-        if isinstance(dsk, HighLevelGraph):
-            return dsk.cull(set(flatten(keys)))
-        return dsk
+    # -- the dask collection protocol (the rest is ShardedCollection's) ----
 
     def __dask_postcompute__(self) -> Any:
         return tasks.whole, (self.layout, self._kind.name)
-
-    def __dask_postpersist__(self) -> Any:
-        return self._rebuild, ()
-
-    def _rebuild(self, dsk: Any, *, rename: Any = None) -> ShardedSet:
-        name = rename.get(self._name, self._name) if rename else self._name
-        return ShardedSet._from_graph(dsk, name, self.layout, self._kind)
-
-    def persist(self, **kwargs: Any) -> ShardedSet:
-        """This set with its shards built and kept in the cluster's memory:
-        dask's ``persist``, typed (dask's own is unannotated).
-
-        Examples
-        --------
-        >>> s = ShardedSet([4, 2, 4], shards=2).persist(); len(s)
-        2
-        """
-        persisted: ShardedSet = super().persist(**kwargs)  # type: ignore[no-untyped-call]
-        return persisted
-
-    # -- what it is --------------------------------------------------------
-
-    @property
-    def kind(self) -> str:
-        """Each shard's index kind."""
-        return self._kind.name
-
-    @property
-    def shards(self) -> int:
-        """How many shards."""
-        return self.layout.shards
-
-    @property
-    def name(self) -> str:
-        """The dask name of the shards' tasks: keys are ``(name, shard)``."""
-        return self._name
 
     def __repr__(self) -> str:
         return (
             f"ShardedSet(shards={self.layout.shards}, by={self.layout.by!r}, "
             f"index={self.kind!r}, name={self._name!r})"
         )
-
-    def _per_shard(self, function: Any, prefix: str) -> da.Array:
-        """A dask array with one element per shard: ``function(shard)``."""
-        name = f"sparseset-{prefix}-{self._name}"
-        layer = {(name, k): (function, (self._name, k)) for k in range(self.shards)}
-        graph = graph_of(name, layer, [self])
-        return da.Array(graph, name, ((1,) * self.shards,), np.int64)
-
-    def shard_lengths(self) -> np.ndarray:
-        """How many members each shard holds (computed once, then kept).
-
-        Examples
-        --------
-        >>> ShardedSet([0, 1, 2, 3], shards=2, by="range").shard_lengths().tolist()
-        [2, 2]
-        """
-        if self._lengths is None:
-            self._lengths = np.asarray(self._per_shard(tasks.length, "len").compute())
-        return self._lengths.copy()
-
-    def shard_nbytes(self) -> np.ndarray:
-        """Bytes each shard's arrays hold (its index and dense).
-
-        Examples
-        --------
-        >>> ShardedSet(range(1000), shards=2, by="range", index="flat").shard_nbytes()
-        array([4000, 4000])
-        """
-        return np.asarray(self._per_shard(tasks.nbytes, "nbytes").compute())
-
-    def __len__(self) -> int:
-        return int(self.shard_lengths().sum())
-
-    def ids(self) -> da.Array:
-        """The members as a dask array of int64, one block per shard.
-
-        Blocks follow the shards; within a shard, members are in its
-        insertion order (until a removal swaps one in). Computes the
-        shards' lengths, so that the blocks' sizes are known.
-
-        Examples
-        --------
-        >>> s = ShardedSet([9, 2, 4], shards=2, by="range")
-        >>> s.ids().compute().tolist(), s.ids().chunks
-        ([2, 4, 9], ((2, 1),))
-        """
-        lengths = self.shard_lengths()
-        name = f"sparseset-ids-{self._name}"
-        layer = {
-            (name, k): (tasks.members, (self._name, k), self.layout.start(k))
-            for k in range(self.shards)
-        }
-        graph = graph_of(name, layer, [self])
-        return da.Array(graph, name, (tuple(int(n) for n in lengths),), np.int64)
 
     # -- queries -------------------------------------------------------------
 
@@ -367,43 +235,6 @@ class ShardedSet(DaskMethodsMixin):
         source = as_dask_ids(ids)
         return self._lookup(source, "index", tasks.index_run, np.int64)
 
-    def _lookup(self, source: Ids, what: str, function: Any, dtype: Any) -> da.Array:
-        token = tokenize(self._name, source.array.name, what)
-        layer, splits, runs, blocks = route(source, self.layout, self._kind, 0, token)
-        look = f"sparseset-look-{token}"
-        out = f"sparseset-{what}-{token}"
-        extra: list[Any] = [()] * self.shards
-        if what == "index":
-            # Each shard's positions start after the members of the shards
-            # before it: one tiny task per shard, and one to add them up.
-            lengths, firsts = f"sparseset-len-{token}", f"sparseset-firsts-{token}"
-            for k in range(self.shards):
-                layer[(lengths, k)] = (tasks.length, (self._name, k))
-            layer[(firsts, 0)] = (
-                tasks.firsts,
-                *[(lengths, k) for k in range(self.shards)],
-            )
-            for k in range(self.shards):
-                layer[(firsts, 1, k)] = (tasks.pick, (firsts, 0), k)
-            extra = [((firsts, 1, k),) for k in range(self.shards)]
-        for c in range(blocks):
-            for k in range(self.shards):
-                layer[(look, c, k)] = (
-                    function,
-                    (self._name, k),
-                    (runs, c, k),
-                    *extra[k],
-                )
-            layer[(out, c)] = (
-                tasks.merge_block,
-                (splits, c),
-                np.dtype(dtype).str,
-                *[(look, c, k) for k in range(self.shards)],
-            )
-        graph = graph_of(out, layer, [source.array, self])
-        result = da.Array(graph, out, source.array.chunks, dtype)
-        return result[0] if source.scalar else result
-
     # -- new sets ------------------------------------------------------------
 
     def add(self, ids: Any) -> ShardedSet:
@@ -431,16 +262,40 @@ class ShardedSet(DaskMethodsMixin):
         """
         return self._update(as_dask_ids(ids), tasks.discard_runs, "discard")
 
+    def remove(self, ids: Any) -> ShardedSet:
+        """A new set without ``ids``, which must all be members.
+
+        Lazy, as :meth:`discard` is: when the new set is computed or
+        persisted, an absent id raises ``KeyError`` naming it, and nothing
+        is built (this set stays as it is, as always). Repeated ids count
+        once. Negative ids raise ``ValueError`` (here for in-memory ids).
+
+        Examples
+        --------
+        >>> s = ShardedSet([1, 2, 3], shards=2)
+        >>> sorted(s.remove([2, 2]).ids().compute().tolist())
+        [1, 3]
+        >>> len(s.remove([2, 7]))
+        Traceback (most recent call last):
+        ...
+        KeyError: '7 is not a member of the set; remove removed nothing'
+        """
+        return self._update(as_dask_ids(ids), tasks.remove_runs, "remove")
+
     def _update(self, source: Ids, function: Any, what: str) -> ShardedSet:
         limit = self._kind.limit if what == "add" else 0
         token = tokenize(self._name, source.array.name, what)
         name = f"sparseset-shards-{token}"
         layer, _, runs, blocks = route(source, self.layout, self._kind, limit, token)
         for k in range(self.shards):
+            # remove names an absent id by its global value: it takes the
+            # shard's first id.
+            start = (self.layout.start(k),) if what == "remove" else ()
             layer[(name, k)] = (
                 function,
                 (self._name, k),
                 [(runs, c, k) for c in range(blocks)],
+                *start,
             )
         graph = graph_of(name, layer, [source.array, self])
         return ShardedSet._from_graph(graph, name, self.layout, self._kind)
@@ -481,28 +336,130 @@ class ShardedSet(DaskMethodsMixin):
         """
         return self._combine(other, "difference")
 
+    def symmetric_difference(self, other: Any) -> ShardedSet:
+        """Members of exactly one of the sets, shard by shard (no shuffle).
+
+        Examples
+        --------
+        >>> a = ShardedSet([1, 2], shards=2)
+        >>> sorted(a.symmetric_difference([2, 3]).ids().compute().tolist())
+        [1, 3]
+        """
+        return self._combine(other, "symmetric difference")
+
     __or__ = union
     __and__ = intersection
     __sub__ = difference
+    __xor__ = symmetric_difference
 
     def _combine(self, other: Any, what: str) -> ShardedSet:
-        if not isinstance(other, ShardedSet):
-            other = ShardedSet(other, index=self.kind, layout=self.layout)
-        elif other.layout != self.layout:
-            raise ValueError(
-                f"cannot take the {what} of sets with different shard layouts: "
-                f"{self.layout} and {other.layout}; build one with the other's "
-                "layout (ShardedSet(ids, layout=other.layout))"
-            )
-        token = tokenize(self._name, other._name, what)
+        other = self._operand(other, what)
+        token = tokenize(self._name, other.name, what)
         name = f"sparseset-shards-{token}"
         function = _COMBINE[what]
         layer = {
-            (name, k): (function, (self._name, k), (other._name, k))
+            (name, k): (function, (self._name, k), (other.name, k))
             for k in range(self.shards)
         }
         graph = graph_of(name, layer, [self, other])
         return ShardedSet._from_graph(graph, name, self.layout, self._kind)
+
+    def _operand(self, other: Any, what: str) -> ShardedSet:
+        """``other`` as a set of this set's layout: a :class:`ShardedSet`
+        of the same layout, or ids built into one."""
+        if isinstance(other, ShardedSet):
+            self._same_layout(other, what)
+            return other
+        return ShardedSet(other, index=self.kind, layout=self.layout)
+
+    # -- comparisons (computed now: they answer a bool) -----------------------
+
+    def _compare(self, other: ShardedSet, what: str) -> bool:
+        """The per-shard answers of ``what`` on both sets, all True."""
+        token = tokenize(self._name, other.name, what)
+        name = f"sparseset-{what.replace(' ', '-')}-{token}"
+        function = _COMPARE[what]
+        layer = {
+            (name, k): (function, (self._name, k), (other.name, k))
+            for k in range(self.shards)
+        }
+        graph = graph_of(name, layer, [self, other])
+        answers = da.Array(graph, name, ((1,) * self.shards,), np.bool_)
+        return bool(answers.all().compute())
+
+    def __eq__(self, other: object) -> bool:
+        """Whether both hold the same members, compared shard by shard (computed now).
+
+        ``other`` is a :class:`ShardedSet` of the same layout (another
+        layout raises ``ValueError``), a :class:`~sparseset.SparseSet`, a
+        ``set`` or any ids; as for ``set``, a collection holding something
+        that cannot be an id is simply not equal.
+
+        Examples
+        --------
+        >>> a = ShardedSet([1, 2], shards=2)
+        >>> a == ShardedSet([2, 1, 2], layout=a.layout), a == {1, 2}, a == {1, "x"}
+        (True, True, False)
+        """
+        if not isinstance(other, ShardedSet):
+            if not isinstance(other, SparseSet | set | frozenset):
+                return NotImplemented
+            try:
+                other = ShardedSet(list(other), index="hash", layout=self.layout)
+            except (TypeError, ValueError):
+                return False  # it holds something no set of ids holds
+        return self._compare(self._operand(other, "equality"), "equality")
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def issubset(self, other: Any) -> bool:
+        """Whether every member is in ``other`` (computed now, shard by shard).
+
+        ``other`` is a :class:`ShardedSet` of the same layout, or ids.
+
+        Examples
+        --------
+        >>> a = ShardedSet([1, 2], shards=2)
+        >>> a.issubset([1, 2, 3]), a <= ShardedSet([1], layout=a.layout)
+        (True, False)
+        """
+        return self._compare(self._operand(other, "subset test"), "subset test")
+
+    def issuperset(self, other: Any) -> bool:
+        """Whether every member of ``other`` is in this set (computed now).
+
+        Examples
+        --------
+        >>> ShardedSet([1, 2], shards=2).issuperset([2])
+        True
+        """
+        return self._operand(other, "subset test").issubset(self)
+
+    def __le__(self, other: Any) -> bool:
+        if not isinstance(other, ShardedSet):
+            return NotImplemented
+        return self.issubset(other)
+
+    def __ge__(self, other: Any) -> bool:
+        if not isinstance(other, ShardedSet):
+            return NotImplemented
+        return self.issuperset(other)
+
+    def isdisjoint(self, other: Any) -> bool:
+        """Whether no member is in ``other`` (computed now, shard by shard).
+
+        Examples
+        --------
+        >>> a = ShardedSet([1, 2], shards=2)
+        >>> a.isdisjoint([3, 4]), a.isdisjoint([2])
+        (True, False)
+        """
+        other = self._operand(other, "disjointness test")
+        return self._compare(other, "disjointness test")
 
     # -- files ---------------------------------------------------------------
 
@@ -524,45 +481,7 @@ class ShardedSet(DaskMethodsMixin):
         >>> sorted(ShardedSet.load(path).ids().compute().tolist())
         [4, 8]
         """
-        directory = os.path.abspath(os.fspath(path))
-        os.makedirs(directory, exist_ok=True)
-        stamp = uuid.uuid4().hex[:12]
-        files = [f"shard-{k:05d}-{stamp}.npz" for k in range(self.shards)]
-        name = f"sparseset-save-{stamp}"
-        layer = {
-            (name, k): (
-                tasks.save_shard,
-                (self._name, k),
-                os.path.join(directory, files[k]),
-                k,
-                self.layout,
-                self.kind,
-            )
-            for k in range(self.shards)
-        }
-        graph = graph_of(name, layer, [self])
-        try:
-            lengths = da.Array(graph, name, ((1,) * self.shards,), np.int64).compute()
-            io.save(
-                os.path.join(directory, MANIFEST),
-                tasks.MANIFEST_FORMAT,
-                tasks.VERSION,
-                {
-                    "by": np.array(self.layout.by),
-                    "shards": np.int64(self.shards),
-                    "width": np.int64(self.layout.width),
-                    "index": np.array(self.kind),
-                    "files": np.array(files),
-                    "lengths": np.asarray(lengths, np.int64),
-                },
-            )
-        finally:
-            # Shard files no manifest names: this save's after a failure, or
-            # an earlier save's after success.
-            current = set(_manifest_files(directory))
-            for stale in glob.glob(os.path.join(directory, "shard-*.npz")):
-                if os.path.basename(stale) not in current:
-                    os.unlink(stale)
+        save_shards(self, path, tasks.MANIFEST_FORMAT, tasks.save_shard)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ShardedSet:
@@ -582,69 +501,58 @@ class ShardedSet(DaskMethodsMixin):
         >>> len(ShardedSet.load(path))
         2
         """
-        directory = os.path.abspath(os.fspath(path))
-        manifest = os.path.join(directory, MANIFEST)
-        arrays = io.load(manifest, tasks.MANIFEST_FORMAT, tasks.VERSION)
-        layout, kind, files, lengths = _read_manifest(manifest, arrays)
-        name = f"sparseset-shards-{tokenize(manifest, os.stat(manifest).st_mtime_ns)}"
-        layer = {
-            (name, k): (
-                tasks.load_shard,
-                os.path.join(directory, files[k]),
-                k,
-                layout,
-                kind.name,
-                int(lengths[k]),
-            )
-            for k in range(layout.shards)
-        }
-        graph = graph_of(name, layer, ())
-        loaded = cls._from_graph(graph, name, layout, kind).persist()
+        manifest = Manifest(path, tasks.MANIFEST_FORMAT)
+        name = f"sparseset-shards-{manifest.name}"
+        graph = graph_of(name, manifest.layer(name, tasks.load_shard), ())
+        loaded = cls._from_graph(graph, name, manifest.layout, manifest.kind).persist()
         # Read and checked now, so that a bad file raises here.
-        loaded._lengths = np.asarray(loaded._per_shard(tasks.length, "len").compute())
+        loaded.shard_lengths()
         return loaded
 
 
-def _manifest_files(directory: str) -> list[str]:
-    """The shard files the directory's manifest names (none if unreadable)."""
-    try:
-        arrays = io.load(
-            os.path.join(directory, MANIFEST), tasks.MANIFEST_FORMAT, tasks.VERSION
-        )
-    except (OSError, io.FormatError):
-        return []
-    files = arrays.get("files")
-    return [] if files is None else [str(f) for f in np.atleast_1d(files)]
+def check_layout_options(
+    shards: int | None, by: str | None, layout: Layout | None, space: int | None
+) -> None:
+    """Raise for layout options that contradict each other, before any
+    input is read: ``layout=`` with ``shards``, ``by`` or ``space``, or a
+    ``by`` that is no layout."""
+    if layout is not None:
+        if not isinstance(layout, Layout):
+            raise TypeError(f"layout must be a Layout, not {layout!r}")
+        if shards is not None or by is not None or space is not None:
+            raise ValueError(
+                "give either layout= or shards=/by=/space=, not both "
+                f"(layout = {layout})"
+            )
+    elif by is not None and by not in ("hash", "range"):
+        raise ValueError(f"by = {by!r} is not a layout; choose 'hash' or 'range'")
 
 
-def _read_manifest(
-    where: str, arrays: dict[str, np.ndarray]
-) -> tuple[Layout, IndexKind, list[str], np.ndarray]:
-    """The layout, index kind, shard files and lengths a manifest holds,
-    or :class:`~sparseset.FormatError` saying what is wrong."""
-    try:
-        by, shards, width = (
-            str(arrays["by"]),
-            int(arrays["shards"]),
-            int(arrays["width"]),
-        )
-        kind = kind_named(str(arrays["index"]))
-        layout = Layout(by, shards, width)
-        files = [str(f) for f in arrays["files"]]
-        lengths = np.asarray(arrays["lengths"])
-    except (KeyError, TypeError, ValueError) as error:
-        raise io.FormatError(f"{where!r} is not a valid manifest: {error}") from error
-    if (
-        len(files) != shards
-        or lengths.shape != (shards,)
-        or lengths.dtype.kind not in "iu"
-        or (lengths < 0).any()
-        or any(os.path.basename(f) != f or not f.endswith(".npz") for f in files)
-    ):
-        raise io.FormatError(
-            f"{where!r} does not list one file and one length per shard"
-        )
-    return layout, kind, files, lengths
+def choose_layout(
+    source: Ids | None,
+    shards: int | None,
+    by: str | None,
+    layout: Layout | None,
+    space: int | None,
+) -> Layout:
+    """The layout the options ask for (checked by
+    :func:`check_layout_options`): ``layout`` itself, else ``shards``
+    (default :func:`default_shards`) by hash or by range over ``space``
+    (default: the ids of ``source``, their largest plus one)."""
+    if layout is not None:
+        return layout
+    count = default_shards() if shards is None else check_shards(shards)
+    if by == "range":
+        if space is None:
+            if source is None:
+                raise ValueError(
+                    "by='range' needs space= when there are no ids to measure"
+                )
+            space = id_space(source)
+        return Layout.range(count, space)
+    if space is not None:
+        raise ValueError("space= is for by='range' (a hash layout has none)")
+    return Layout.hash(count)
 
 
 def id_space(source: Ids) -> int:
@@ -666,36 +574,9 @@ def _end(block: np.ndarray) -> np.ndarray:
     return np.array([min(max(end, 0), 2**64 - 1)], np.uint64)
 
 
-def _capacity(kind: IndexKind, layout: Layout) -> int | None:
+def shard_capacity(kind: IndexKind, layout: Layout) -> int | None:
     """A new shard's capacity: a range shard's block for the flat index,
     else left to the runs it is built from (None)."""
     if kind.counts_ids:
         return min(layout.width, kind.max_capacity) if layout.by == "range" else 0
     return None
-
-
-def route(
-    source: Ids, layout: Layout, kind: IndexKind, limit: int, token: str
-) -> tuple[dict[Any, Any], str, str, int]:
-    """Tasks that split each block of ``source`` by shard, where it lies.
-
-    Returns the layer, the name of the splits (``(splits, block)``), the
-    name of the runs (``(runs, block, shard)``: one task per pair, so that
-    each shard receives only its own run) and the number of blocks.
-    """
-    array = source.array
-    splits, runs = f"sparseset-split-{token}", f"sparseset-run-{token}"
-    layer: dict[Any, Any] = {}
-    for c, offset in enumerate(source.offsets()):
-        layer[(splits, c)] = (
-            tasks.split_block,
-            (array.name, c),
-            layout,
-            kind.name,
-            limit,
-            offset,
-            c,
-        )
-        for k in range(layout.shards):
-            layer[(runs, c, k)] = (tasks.run_of, (splits, c), k)
-    return layer, splits, runs, len(source.array.chunks[0])

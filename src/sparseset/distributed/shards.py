@@ -26,6 +26,7 @@ import numpy as np
 from ..io import npz as io
 from ..sets.index_kinds import kind_named
 from ..sets.sparse_set import SparseSet
+from ..stores.component_store import ComponentStore
 from .layout import Layout, Split, merge
 
 #: The format names and version of a saved sharded set's files.
@@ -157,7 +158,7 @@ def discard_runs(shard: SparseSet, runs: list[np.ndarray]) -> SparseSet:
     return out
 
 
-def contains_run(shard: SparseSet, run: np.ndarray) -> np.ndarray:
+def contains_run(shard: SparseSet | ComponentStore, run: np.ndarray) -> np.ndarray:
     """Membership of each id of ``run`` in ``shard``.
 
     Examples
@@ -190,12 +191,12 @@ def merge_block(split: Split, dtype: str, *answers: np.ndarray) -> np.ndarray:
     return merge(split, list(answers), np.dtype(dtype))
 
 
-def length(shard: SparseSet) -> np.ndarray:
+def length(shard: SparseSet | ComponentStore) -> np.ndarray:
     """``len(shard)`` as a one-element array (a block of the lengths)."""
     return np.array([len(shard)], np.int64)
 
 
-def nbytes(shard: SparseSet) -> np.ndarray:
+def nbytes(shard: SparseSet | ComponentStore) -> np.ndarray:
     """``shard.nbytes`` as a one-element array."""
     return np.array([shard.nbytes], np.int64)
 
@@ -217,7 +218,7 @@ def pick(values: np.ndarray, k: int) -> int:
     return int(values[k])
 
 
-def members(shard: SparseSet, start: int) -> np.ndarray:
+def members(shard: SparseSet | ComponentStore, start: int) -> np.ndarray:
     """The shard's members as global ids (int64), in the shard's order.
 
     Examples
@@ -226,6 +227,31 @@ def members(shard: SparseSet, start: int) -> np.ndarray:
     [102, 100]
     """
     return shard.ids.astype(np.int64) + np.int64(start)
+
+
+def remove_runs(shard: SparseSet, runs: list[np.ndarray], start: int) -> SparseSet:
+    """A copy of ``shard`` without the ids of ``runs``, which must all be
+    members: ``KeyError`` naming the first absent one (its global id) if
+    not.
+
+    Examples
+    --------
+    >>> remove_runs(SparseSet.from_ids([1, 2]), [np.array([1, 1])], 0).ids.tolist()
+    [2]
+    >>> remove_runs(SparseSet.from_ids([1]), [np.array([1, 3])], 100)
+    Traceback (most recent call last):
+    ...
+    KeyError: '103 is not a member of the set; remove removed nothing'
+    """
+    for run in runs:
+        with one_thread():
+            found = shard.contains(run)
+        if not found.all():
+            absent = int(run[int(np.argmin(found))]) + start
+            raise KeyError(
+                f"{absent} is not a member of the set; remove removed nothing"
+            )
+    return discard_runs(shard, runs)
 
 
 def union(a: SparseSet, b: SparseSet) -> SparseSet:
@@ -241,6 +267,26 @@ def intersection(a: SparseSet, b: SparseSet) -> SparseSet:
 def difference(a: SparseSet, b: SparseSet) -> SparseSet:
     """``a - b``, of the left operand's kind."""
     return a - b  # type: ignore[no-any-return]
+
+
+def symmetric_difference(a: SparseSet, b: SparseSet) -> SparseSet:
+    """``a ^ b``, of the left operand's kind."""
+    return a ^ b  # type: ignore[no-any-return]
+
+
+def equal(a: SparseSet, b: SparseSet) -> np.ndarray:
+    """``a == b`` as a one-element bool array (a block of the answers)."""
+    return np.array([a == b], np.bool_)
+
+
+def subset(a: SparseSet, b: SparseSet) -> np.ndarray:
+    """``a <= b`` as a one-element bool array."""
+    return np.array([a <= b], np.bool_)
+
+
+def disjoint(a: SparseSet, b: SparseSet) -> np.ndarray:
+    """``a.isdisjoint(b)`` as a one-element bool array."""
+    return np.array([a.isdisjoint(b)], np.bool_)
 
 
 def whole(shards: list[SparseSet], layout: Layout, kind: str) -> SparseSet:
@@ -319,17 +365,38 @@ def save_shard(
 def load_shard(
     path: str, k: int, layout: Layout, kind: str, expected: int
 ) -> SparseSet:
-    """Read shard ``k`` back from ``path``, checking it against the manifest:
-    its number, its length, ids that are distinct, in the kind's range and
-    in this shard under ``layout``; :class:`~sparseset.FormatError` if not."""
+    """Read shard ``k`` back from ``path``, checking it against the manifest
+    (see :func:`checked_ids`); :class:`~sparseset.FormatError` if wrong."""
+    arrays = read_shard(path, k, SHARD_FORMAT, "sharded set")
+    local = checked_ids(path, arrays, k, layout, kind, expected)
+    shard = SparseSet.from_ids(local, index=kind)
+    if len(shard) != expected:
+        raise io.FormatError(f"{path!r} holds repeated ids")
+    return shard
+
+
+def read_shard(path: str, k: int, format: str, what: str) -> dict[str, Any]:
+    """The arrays of shard file ``path`` (shard ``k`` of a saved ``what``)."""
     if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"{path!r}, shard {k} of a saved sharded set, is missing"
-        )
-    arrays = io.load(path, SHARD_FORMAT, VERSION)
+        raise FileNotFoundError(f"{path!r}, shard {k} of a saved {what}, is missing")
+    return io.load(path, format, VERSION)
+
+
+def checked_ids(
+    path: str,
+    arrays: dict[str, Any],
+    k: int,
+    layout: Layout,
+    kind: str,
+    expected: int,
+) -> np.ndarray:
+    """A shard file's ids (global), checked against its manifest: shard
+    number ``k``, ``expected`` ids, in the kind's range and in shard ``k``
+    under ``layout``; :class:`~sparseset.FormatError` if not. Returns the
+    ids local to the shard (``id - start``)."""
     ids, number = arrays.get("ids"), arrays.get("shard")
     if ids is None or number is None or number.shape != () or int(number) != k:
-        raise io.FormatError(f"{path!r} is not shard {k} of this sharded set")
+        raise io.FormatError(f"{path!r} is not shard {k} of this sharded collection")
     if ids.ndim != 1 or ids.dtype.kind not in "iu" or ids.shape[0] != expected:
         raise io.FormatError(
             f"{path!r} should hold {expected} ids of shard {k}, "
@@ -344,8 +411,5 @@ def load_shard(
             f"{path!r} holds id {int(ids[wrong[0]])}, which belongs to shard "
             f"{int(layout.shard_of(ids[wrong[:1]])[0])}, not {k}"
         )
-    local = ids - np.asarray(layout.start(k), ids.dtype)
-    shard = SparseSet.from_ids(local, index=kind)
-    if len(shard) != expected:
-        raise io.FormatError(f"{path!r} holds repeated ids")
-    return shard
+    local: np.ndarray = ids - np.asarray(layout.start(k), ids.dtype)
+    return local

@@ -16,9 +16,10 @@ from dask.base import tokenize
 
 from ..sets.index_kinds import kind_named
 from . import shards as tasks
+from .collection import route
 from .inputs import as_dask_ids, graph_of
 from .layout import Layout, check_shards
-from .sharded_set import default_shards, id_space, route
+from .sharded_set import default_shards, id_space
 
 
 def _layout(source: Any, shards: int | None, by: str) -> Layout:
