@@ -126,7 +126,9 @@ class Manifest:
         self.kind = kind
         self.files = [os.path.join(directory, f) for f in files]
         self.lengths = lengths
-        self.name = tokenize(where, os.stat(where).st_mtime_ns)
+        # A name of its own for each load: the files are read again, never
+        # answered from an earlier load's tasks (or their errors).
+        self.name = tokenize(where, os.stat(where).st_mtime_ns, uuid.uuid4().hex)
 
     def layer(self, name: str, load_shard: Any, *extra: Any) -> dict[Any, Any]:
         """Tasks ``(name, k)``: ``load_shard(file, k, layout, kind, length,
