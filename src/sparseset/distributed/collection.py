@@ -45,6 +45,16 @@ class ShardedCollection(DaskMethodsMixin, ABC):
         self._kind = kind
         self._lengths: np.ndarray | None = None
 
+    @classmethod
+    def _over(cls, graph: Any, name: str, layout: Layout, kind: IndexKind) -> Self:
+        """A new collection whose shards are the tasks ``(name, k)`` of
+        ``graph`` (a HighLevelGraph, or a dict of tasks)."""
+        out = cls.__new__(cls)
+        if not isinstance(graph, HighLevelGraph):
+            graph = graph_of(name, graph, ())
+        out._setup(graph, name, layout, kind)
+        return out
+
     @abstractmethod
     def _like(self, graph: Any, name: str) -> Self:
         """A collection like this one (layout, kind, what a shard holds)

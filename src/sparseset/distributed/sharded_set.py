@@ -18,7 +18,6 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
-from dask.highlevelgraph import HighLevelGraph
 
 from .. import config
 from ..sets.index_kinds import IndexKind, kind_named
@@ -145,10 +144,7 @@ class ShardedSet(ShardedCollection):
     def _from_graph(
         cls, graph: Any, name: str, layout: Layout, kind: IndexKind
     ) -> ShardedSet:
-        out = cls.__new__(cls)
-        if not isinstance(graph, HighLevelGraph):
-            graph = graph_of(name, graph, ())
-        out._setup(graph, name, layout, kind)
+        out = cls._over(graph, name, layout, kind)
         return out
 
     def _like(self, graph: Any, name: str) -> ShardedSet:

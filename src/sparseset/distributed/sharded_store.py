@@ -17,7 +17,6 @@ from typing import Any
 import dask.array as da
 import numpy as np
 from dask.base import is_dask_collection, tokenize
-from dask.highlevelgraph import HighLevelGraph
 
 from ..io.schema import Schema, parse_schema
 from ..sets.index_kinds import IndexKind, kind_named
@@ -95,10 +94,7 @@ class ShardedStore(ShardedCollection):
     def _from_graph(
         cls, graph: Any, name: str, layout: Layout, kind: IndexKind, schema: Schema
     ) -> ShardedStore:
-        out = cls.__new__(cls)
-        if not isinstance(graph, HighLevelGraph):
-            graph = graph_of(name, graph, ())
-        out._setup(graph, name, layout, kind)
+        out = cls._over(graph, name, layout, kind)
         out._schema = schema
         return out
 
