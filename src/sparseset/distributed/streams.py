@@ -37,7 +37,9 @@ def unique(
     """The distinct ids of a stream, as a lazy int64 dask array.
 
     One block per shard, of sizes unknown until computed; within a block,
-    ids in the order of their first occurrence. ``ids`` is a dask array, a
+    the shard's ids in the order of their first occurrence; across blocks,
+    no order: this is not the stream's first-seen order. For that, take
+    ``ids[first_seen(ids)]`` (as ``pandas.unique`` answers). ``ids`` is a dask array, a
     dask Series or in-memory ids; ``shards``, ``by`` and ``index`` are as
     for :class:`~sparseset.distributed.ShardedSet` (``index`` must take
     every id: ``"hash"`` takes all of ``[0, 2**63)``).
