@@ -11,10 +11,24 @@ numba's typed dict is:
 - :mod:`.methods`: the compiled methods ``@njit`` code calls on a state;
 - :mod:`.proxy`: the Python side, :class:`Twin` and :class:`SetArrayState`;
 - :mod:`.twins`: building a state from a container's arrays.
+
+:mod:`.commands` is a second structref type, :class:`CommandBufferType`:
+the command buffer ``@njit`` systems record structural changes into
+(``cmd.jit`` of a ``w.deferred()`` block).
 """
 
+from .commands import CommandBuffer, CommandBufferType, make_command_buffer
 from .proxy import SetArrayState, Twin
 from .twins import make_set_array_state, make_twin
 from .types import TwinType
 
-__all__ = ["SetArrayState", "Twin", "TwinType", "make_set_array_state", "make_twin"]
+__all__ = [
+    "CommandBuffer",
+    "CommandBufferType",
+    "SetArrayState",
+    "Twin",
+    "TwinType",
+    "make_command_buffer",
+    "make_set_array_state",
+    "make_twin",
+]

@@ -299,10 +299,10 @@ def _state_setattr(
     instance, value = args
     data = structref._Utils(context, builder, state).get_data_struct(instance)
     field_type = state.field_dict[attr]
-    _replace_field(context, builder, data, attr, field_type, value, value_type)
+    replace_field(context, builder, data, attr, field_type, value, value_type)
 
 
-def _replace_field(
+def replace_field(
     context: BaseContext,
     builder: Any,
     data: Any,
@@ -415,7 +415,7 @@ def _fields_setter(names: Callable[[TwinType], list[str]]) -> Any:
                 value_type = values[k]  # type: ignore[index]
                 value = builder.extract_value(args[1], k)
                 field_type = state.field_dict[name]
-                _replace_field(
+                replace_field(
                     context, builder, data, name, field_type, value, value_type
                 )
             return context.get_dummy_value()
@@ -506,6 +506,7 @@ __all__ = [
     "kind_of",
     "read_field",
     "replace_columns",
+    "replace_field",
     "set_all_fields",
     "write_field",
 ]

@@ -8,6 +8,14 @@ Runs of the same command on the same component become one batch call, so
 a system that despawns entities one at a time while it walks a view pays
 for one ``destroy``.
 
+``@njit`` systems record into the buffer's twin, :attr:`Commands.jit` (a
+:class:`~sparseset.jit.commands.CommandBuffer`): ``destroy(h)``,
+``add("name", h)`` (with one value per column, or zero-filled),
+``remove("name", h)`` and ``discard("name", h)``. What they recorded joins
+the buffer's commands, in order, before the next command Python records
+and when the buffer is applied; from there on it is applied exactly as
+those are (batches, hooks, change tracking, the same errors).
+
 ``create(n)`` hands out its handles at once: the world holds their indexes
 (neither alive nor free) until the buffer is applied, when they come alive,
 or dropped, when they die unused. A held handle is dead to every other call
@@ -23,6 +31,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..jit.commands import (
+    ADD_VALUES,
+    DESTROY,
+    OP_NAMES,
+    CommandBuffer,
+    discard_recorded,
+    make_command_buffer,
+    take_recorded,
+)
 from ..sets.ids import as_ids
 
 
@@ -30,6 +47,9 @@ class Target(Protocol):
     """What a buffer applies its commands to: a World."""
 
     def __getitem__(self, name: str) -> Any: ...
+
+    @property
+    def components(self) -> tuple[str, ...]: ...
 
     def destroy(self, handles: Any) -> int: ...
 
@@ -64,7 +84,16 @@ class Commands:
     (4, [7, 8])
     """
 
-    __slots__ = ("_admit", "_commands", "_hold", "_lock", "_release", "_world")
+    __slots__ = (
+        "_admit",
+        "_buffer",
+        "_commands",
+        "_hold",
+        "_layout",
+        "_lock",
+        "_release",
+        "_world",
+    )
 
     def __init__(
         self, world: Target, lock: Lock, hold: Hold, admit: Settle, release: Settle
@@ -75,9 +104,81 @@ class Commands:
         self._hold, self._admit, self._release = hold, admit, release
         #: ``(op, component, handles, columns)`` in call order.
         self._commands: list[Command] = []
+        #: The twin compiled code records into, once asked for, and the
+        #: components it knows: ``(name, columns)`` by slot.
+        self._buffer: CommandBuffer | None = None
+        self._layout: list[tuple[str, tuple[str, ...]]] = []
 
     def __len__(self) -> int:
+        # Compiled code's records count as the commands they become: one
+        # per run of the same command on the same component.
+        self._collect()
         return len(self._commands)
+
+    @property
+    def jit(self) -> CommandBuffer:
+        """The buffer's twin for ``@njit`` systems: what they record there
+        is applied with the buffer, in order with what Python records.
+
+        In compiled code: ``buf.destroy(h)``, ``buf.add("name", h)`` (new
+        rows zero-filled), ``buf.add("name", h, v0, v1, ...)`` (one value
+        per column, in schema order), ``buf.remove("name", h)``,
+        ``buf.discard("name", h)`` and ``len(buf)``; ``h`` is a handle or,
+        except with values, a 1-D array of handles. Component names are
+        string literals, checked when the system compiles against the
+        components registered when this was first asked for. Handles are
+        checked when applied, as the Python commands' are. The same
+        twin each time (``cmd.jit is cmd.jit``); its type is one numba
+        caches, so a ``@njit(cache=True)`` system compiles once per
+        machine. See :mod:`sparseset.jit.commands`.
+
+        Examples
+        --------
+        >>> from numba import njit
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4"); e = w.create(3)
+        >>> w.add("hp", e, hp=[5, 0, 7])
+        3
+        >>> @njit
+        ... def despawn_dead(hp, handles, buf):
+        ...     for k in range(hp.shape[0]):
+        ...         if hp[k] <= 0:
+        ...             buf.destroy(handles[k])
+        >>> with w.deferred() as cmd:
+        ...     despawn_dead(w["hp"]["hp"], w["hp"].ids, cmd.jit)
+        >>> w.alive(e).tolist()
+        [True, False, True]
+        """
+        if self._buffer is None:
+            stores = [(name, self._world[name]) for name in self._world.components]
+            self._layout = [(name, tuple(store.schema)) for name, store in stores]
+            self._buffer = make_command_buffer(
+                [(name, list(store.schema.values())) for name, store in stores]
+            )
+        return self._buffer
+
+    def _collect(self) -> None:
+        """Move what compiled code recorded into the commands, in order:
+        one command per run of the same op on the same component."""
+        if self._buffer is None or len(self._buffer) == 0:
+            return
+        records, values = take_recorded(self._buffer)
+        ops, slots = records[:, 0], records[:, 1]
+        cuts = np.flatnonzero((ops[1:] != ops[:-1]) | (slots[1:] != slots[:-1])) + 1
+        for start, stop in zip(
+            [0, *cuts.tolist()], [*cuts.tolist(), len(records)], strict=True
+        ):
+            op, slot = int(ops[start]), int(slots[start])
+            handles = np.ascontiguousarray(records[start:stop, 2])
+            if op == DESTROY:
+                self._commands.append(("destroy", "", handles, {}))
+                continue
+            name, columns = self._layout[slot]
+            cast = {}
+            if op == ADD_VALUES:
+                rows = records[start:stop, 3]
+                cast = {col: values[slot][k][rows] for k, col in enumerate(columns)}
+            self._commands.append((OP_NAMES[op], name, handles, cast))
 
     def __repr__(self) -> str:
         return f"<sparseset Commands: {len(self._commands)} pending>"
@@ -97,6 +198,7 @@ class Commands:
         >>> w.alive(e).tolist()
         [True, True]
         """
+        self._collect()
         with self._lock:
             handles = self._hold(n)
         self._commands.append(("create", "", handles, {}))
@@ -197,6 +299,7 @@ class Commands:
         0
         """
         self._world[name]  # an unknown component raises here
+        self._collect()
         self._commands.append(("clear", name, np.empty(0, np.int64), {}))
 
     def _record(
@@ -208,6 +311,7 @@ class Commands:
         if name:
             store = self._world[name]
             cast = {col: store.cast(ids.shape[0], col, v) for col, v in columns.items()}
+        self._collect()
         self._commands.append((op, name, ids, cast))
 
     # -- applying -----------------------------------------------------------
@@ -221,6 +325,7 @@ class Commands:
         the error propagates with a note naming the command.
         """
         with self._lock:  # one step for other threads
+            self._collect()
             self._apply(self._commands)
 
     def _apply(self, commands: list[Command]) -> None:
@@ -277,6 +382,8 @@ class Commands:
         >>> len(w), bool(w.alive(e[0]))
         (0, False)
         """
+        if self._buffer is not None:
+            discard_recorded(self._buffer)
         commands, self._commands = self._commands, []
         self._drop(commands)
 
