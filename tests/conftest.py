@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, settings
 #: (``NUMBA_BOUNDSCHECK=1``), so an out-of-bounds access in a kernel fails a
 #: test instead of corrupting memory.
 BOUNDS_CHECKED = {
+    "test_bitmap_algebra.py",
     "test_cpython_set.py",
     "test_hashed.py",
     "test_index_kinds.py",

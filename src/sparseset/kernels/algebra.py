@@ -5,11 +5,25 @@ Union, intersection, difference and symmetric difference all reduce to
 is (or is not) wanted", so the loop exists once (:func:`filter_into`, and
 :func:`filter_marked` for a bitmap of the probed set). :func:`combine`
 runs a whole operation on two small sets in one call, where the cost of
-starting a kernel is most of the work.
+starting a kernel is most of the work. Two large flat sets combine as
+member bitmaps instead (:func:`mark_members`, :func:`combine_words`,
+:func:`marked_ids`), 64 ids per word operation, as Roaring's bitmap
+containers do;
+:func:`marked_within` and :func:`marked_apart` compare them.
 """
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.base import BaseContext
+from numba.core.typing.context import BaseContext as TypingContext
+from numba.core.typing.templates import Signature
+from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import intrinsic
 
 from .element import find, push
 
@@ -153,3 +167,132 @@ def filter_marked(ids, bits, keep_members, out_sparse, out_dense, out_n, start):
                 return out_n, k
             out_n = pushed
     return out_n, -1
+
+
+@intrinsic
+def popcount(
+    typingctx: TypingContext, word: types.Integer
+) -> tuple[Signature, Callable[..., Any]] | None:
+    """The number of set bits of a uint64 (LLVM's ``ctpop``: one ``popcnt``
+    where the CPU has it), in compiled code.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> njit(lambda w: popcount(w))(np.uint64(0b1011))
+    3
+    """
+    if word != types.uint64:
+        return None
+
+    def codegen(
+        context: BaseContext, builder: Any, signature: Signature, args: Sequence[Any]
+    ) -> Any:
+        i64 = ir.IntType(64)
+        ctpop = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(i64, [i64]), "llvm.ctpop.i64"
+        )
+        return builder.call(ctpop, args)
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True)
+def combine_words(op, a_bits, b_bits, out_bits):
+    """``a op b`` of two member bitmaps (:func:`mark_members`), a word at a
+    time, into ``out_bits``; returns the result's member count.
+
+    A word missing from the shorter bitmap counts as zero; ``out_bits``
+    decides how many words are combined. This is why a bitmap wins set
+    algebra: 64 ids per machine instruction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.zeros(2, np.uint64), np.zeros(1, np.uint64)
+    >>> mark_members(a, np.array([1, 5, 70]), 3); mark_members(b, np.array([5, 9]), 2)
+    >>> out = np.empty(2, np.uint64)
+    >>> combine_words(XOR, a, b, out), marked_ids(out, np.empty(3, np.int32)).tolist()
+    (3, [1, 9, 70])
+    """
+    a_words, b_words = a_bits.shape[0], b_bits.shape[0]
+    zero = np.uint64(0)
+    count = np.uint64(0)
+    for w in range(out_bits.shape[0]):
+        x = a_bits[w] if w < a_words else zero
+        y = b_bits[w] if w < b_words else zero
+        if op == AND:
+            z = x & y
+        elif op == OR:
+            z = x | y
+        elif op == SUB:
+            z = x & ~y
+        else:
+            z = x ^ y
+        out_bits[w] = z
+        count += popcount(z)  # type: ignore[call-arg, arg-type]
+    return int(count)
+
+
+@njit(cache=True)
+def marked_ids(bits, out):
+    """Fill ``out`` with the members of bitmap ``bits``, ascending, and
+    return it; ``out`` holds exactly their count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.zeros(2, np.uint64); mark_members(bits, np.array([70, 3]), 2)
+    >>> marked_ids(bits, np.empty(2, np.int32)).tolist()
+    [3, 70]
+    """
+    zero = np.uint64(0)
+    one = np.uint64(1)
+    k = 0
+    for w in range(bits.shape[0]):
+        z = bits[w]
+        base = w * 64
+        while z != zero:
+            out[k] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            k += 1
+            z &= z - one
+    return out
+
+
+@njit(cache=True)
+def marked_within(a_bits, b_bits):
+    """Whether every member of bitmap ``a_bits`` is one of ``b_bits``
+    (``a <= b``), a word at a time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.zeros(2, np.uint64), np.zeros(1, np.uint64)
+    >>> mark_members(a, np.array([5]), 1); mark_members(b, np.array([5, 9]), 2)
+    >>> marked_within(a, b), marked_within(b, a)
+    (True, False)
+    """
+    b_words = b_bits.shape[0]
+    for w in range(a_bits.shape[0]):
+        y = b_bits[w] if w < b_words else np.uint64(0)
+        if a_bits[w] & ~y != np.uint64(0):
+            return False
+    return True
+
+
+@njit(cache=True)
+def marked_apart(a_bits, b_bits):
+    """Whether bitmaps ``a_bits`` and ``b_bits`` share no member.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.zeros(1, np.uint64), np.zeros(1, np.uint64)
+    >>> mark_members(a, np.array([5]), 1); mark_members(b, np.array([9]), 1)
+    >>> marked_apart(a, b)
+    True
+    """
+    for w in range(min(a_bits.shape[0], b_bits.shape[0])):
+        if a_bits[w] & b_bits[w] != np.uint64(0):
+            return False
+    return True

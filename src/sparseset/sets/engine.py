@@ -22,13 +22,21 @@ engine nor a container asks which one it holds. The containers call
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-from .. import kernels
+from .. import config, kernels
 from ..config import SMALL_ALGEBRA
-from ..kernels.algebra import AND, SUB, combine
+from ..kernels.algebra import (
+    AND,
+    SUB,
+    combine,
+    combine_words,
+    mark_members,
+    marked_ids,
+)
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import (
     as_ids,
@@ -209,6 +217,156 @@ class SetState:
         return True
 
 
+_BUILDING = threading.Lock()
+
+
+class PendingIndex(SetState):
+    """A flat set's state whose index is built when first needed.
+
+    Set algebra on member bitmaps yields the result's members without an
+    index; the index (a ``uint32`` slot per id of its capacity, most of the
+    cost of making a set) is often never needed: ``np.asarray(a & b)``,
+    ``len``, iteration and more algebra read the members or the bitmap. The
+    first read of the index (any lookup, change, growth or twin) builds it
+    in one kernel call and turns this object into a plain
+    :class:`SetState`.
+
+    Examples
+    --------
+    >>> state = PendingIndex(16, np.array([3, 9], np.int32), 2)
+    >>> type(state).__name__, state.contains_key(9), type(state).__name__
+    ('PendingIndex', True, 'SetState')
+    """
+
+    __slots__ = ()
+
+    def __init__(self, capacity: int, dense: np.ndarray | None, n: int) -> None:
+        # Every slot but the index's three (_sparse, parts, flat_sparse),
+        # and the members' two (_dense, flat_dense) while dense is None.
+        if dense is not None:
+            self._dense = dense
+            self.flat_dense = dense.data
+        self.n = n
+        self.epoch = 0
+        self.marks = kernels.marks.NO_MARKS
+        self.depth = 0
+        self.stamp = 0
+        self.owner = next_owner()
+        self.__dict__["pending_capacity"] = capacity
+
+    @property
+    def pending_capacity(self) -> int:
+        """The capacity the index will have."""
+        capacity: int = self.__dict__["pending_capacity"]
+        return capacity
+
+    def build(self) -> None:
+        """Build the index and become a :class:`SetState`."""
+        with _BUILDING:  # lock-free readers may get here together
+            if type(self) is PendingIndex:
+                index = kernels.flat.empty(self.__dict__.pop("pending_capacity"))
+                kernels.reindex(index, self._dense, 0, self.n)
+                self.__class__ = SetState  # type: ignore[assignment]
+                self.sparse = index
+
+    @property
+    def sparse(self) -> Any:
+        """The index, built now."""
+        self.build()
+        return self.sparse
+
+    @sparse.setter
+    def sparse(self, index: Any) -> None:
+        self.build()
+        self.sparse = index
+
+    @property
+    def _sparse(self) -> Any:
+        self.build()
+        return self._sparse
+
+    @property
+    def parts(self) -> Any:
+        self.build()
+        return self.parts
+
+    @property
+    def flat_sparse(self) -> memoryview | None:
+        self.build()
+        return self.flat_sparse
+
+    @flat_sparse.setter
+    def flat_sparse(self, view: memoryview | None) -> None:
+        self.build()
+        self.flat_sparse = view
+
+
+class PendingMembers(PendingIndex):
+    """A flat set's state that is a member bitmap until its members are
+    read: :class:`PendingIndex` with ``dense`` made when first needed too
+    (the members, ascending, from the bitmap, in one kernel call).
+
+    Examples
+    --------
+    >>> bits = np.array([0b1010], np.uint64)
+    >>> state = PendingMembers(16, bits, 2)
+    >>> state.dense[:state.n].tolist(), type(state).__name__
+    ([1, 3], 'PendingIndex')
+    """
+
+    __slots__ = ()
+
+    def __init__(self, capacity: int, bits: np.ndarray, n: int) -> None:
+        super().__init__(capacity, None, n)
+        self.__dict__["pending_bits"] = bits
+
+    def build(self) -> None:
+        """Make ``dense``, then the index (see :meth:`PendingIndex.build`)."""
+        self.build_members()
+        self.build()
+
+    def build_members(self) -> None:
+        """Make ``dense`` from the bitmap and become a :class:`PendingIndex`."""
+        with _BUILDING:
+            if type(self) is PendingMembers:
+                bits = self.__dict__.pop("pending_bits")
+                dense = marked_ids(bits, np.empty(self.n, np.int32))
+                self.__class__ = PendingIndex  # type: ignore[assignment]
+                self._dense = dense
+                self.flat_dense = dense.data
+
+    @property
+    def _dense(self) -> np.ndarray:
+        self.build_members()
+        return self._dense
+
+    @_dense.setter
+    def _dense(self, dense: np.ndarray) -> None:
+        self.build_members()
+        self._dense = dense
+
+    @property
+    def dense(self) -> np.ndarray:
+        """The members, made now."""
+        self.build_members()
+        return self.dense
+
+    @dense.setter
+    def dense(self, dense: np.ndarray) -> None:
+        self.build_members()
+        self.dense = dense
+
+    @property
+    def flat_dense(self) -> memoryview:
+        self.build_members()
+        return self.flat_dense
+
+    @flat_dense.setter
+    def flat_dense(self, view: memoryview) -> None:
+        self.build_members()
+        self.flat_dense = view
+
+
 def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> int:
     """The largest of ``arr``'s ids (-1 if none), after raising for any that
     a set of ``kind`` cannot take (negative, past its range); ``scalar``
@@ -254,7 +412,7 @@ class SetEngine:
     (2, [4, 2])
     """
 
-    __slots__ = ("kind", "state", "twin")
+    __slots__ = ("bits", "kind", "state", "twin")
 
     def __init__(self, kind: IndexKind, state: SetState) -> None:
         self.kind = kind
@@ -263,6 +421,9 @@ class SetEngine:
         self.state: Any = state
         #: The jit twin holding the state, once handed out.
         self.twin: Any = None
+        #: ``(state, n, epoch, bitmap)``: the members as a bitmap, valid
+        #: while the state, ``n`` and ``epoch`` are these (see member_bits).
+        self.bits: tuple[Any, int, int, np.ndarray] | None = None
 
     @classmethod
     def new(cls, kind: IndexKind, capacity: int) -> SetEngine:
@@ -330,6 +491,8 @@ class SetEngine:
     def capacity(self) -> int:
         """What fits without growing (see :attr:`SparseSet.capacity`)."""
         a = self.state
+        if isinstance(a, PendingIndex):  # known without building the index
+            return a.pending_capacity
         return self.kind.capacity(a.sparse, a.dense)
 
     @property
@@ -523,6 +686,80 @@ class SetEngine:
         if n < 0:
             return None
         return SetEngine(self.kind, SetState(index, dense, n))
+
+    def member_bits(self, build: bool = True) -> np.ndarray | None:
+        """The members as a bitmap (bit ``x`` of word ``x // 64``), kept
+        until the set changes; None for an index kind that does not span
+        its ids (not flat), a twin's state, or when ``build`` is False and
+        none is kept.
+
+        Every change of membership moves ``n`` or ``epoch`` (an add of a
+        new member bumps ``epoch``, a removal lowers ``n``, a rollback
+        restores both with the members they had), so a kept bitmap is
+        valid exactly while the state, ``n`` and ``epoch`` are unchanged:
+        adds and removals pay nothing for it.
+
+        Examples
+        --------
+        >>> from sparseset.sets.index_kinds import KINDS
+        >>> e = SetEngine.new(KINDS["flat"], 130); e.add([3, 129])
+        2
+        >>> e.member_bits().tolist(), e.member_bits() is e.member_bits()
+        ([8, 0, 2], True)
+        """
+        a = self.state
+        kept = self.bits
+        if kept is not None and kept[0] is a and kept[1] == a.n and kept[2] == a.epoch:
+            return kept[3]
+        if not build or not self.kind.counts_ids or not isinstance(a, SetState):
+            return None
+        bits = np.zeros(-(-self.capacity // 64), np.uint64)
+        mark_members(bits, a.dense, a.n)
+        self.bits = (a, a.n, a.epoch, bits)
+        return bits
+
+    def bitwise(self, other: SetEngine, op: int) -> SetEngine | None:
+        """``self op other`` through both sets' member bitmaps (built or
+        kept, see :meth:`member_bits`), as a new engine whose members are
+        ascending and whose index is built when first needed
+        (:class:`PendingIndex`); or None where the bitmaps do not pay: a
+        kind that is not flat, or bitmaps larger than
+        :data:`~sparseset.config.BITMAP_BYTES_PER_ID` bytes per member.
+        The caller holds both sets' locks.
+
+        Examples
+        --------
+        >>> from sparseset.sets.index_kinds import KINDS
+        >>> a, b = SetEngine.new(KINDS["flat"], 8), SetEngine.new(KINDS["flat"], 8)
+        >>> a.add([5, 1, 2]), b.add([2, 7])
+        (3, 2)
+        >>> a.bitwise(b, 1).members().tolist()
+        [1, 2, 5, 7]
+        """
+        a, b = self.state, other.state
+        if not (
+            self.kind.counts_ids
+            and other.kind.counts_ids
+            and isinstance(a, SetState)
+            and isinstance(b, SetState)
+        ):
+            return None
+        a_cap, b_cap = self.capacity, other.capacity
+        if 8 * (a_cap + b_cap) > 64 * config.BITMAP_BYTES_PER_ID * (a.n + b.n):
+            return None
+        a_bits, b_bits = self.member_bits(), other.member_bits()
+        assert a_bits is not None and b_bits is not None
+        if op == AND:
+            capacity, words = a_cap, min(len(a_bits), len(b_bits))
+        elif op == SUB:
+            capacity, words = a_cap, len(a_bits)
+        else:
+            capacity, words = max(a_cap, b_cap), max(len(a_bits), len(b_bits))
+        out_bits = np.empty(words, np.uint64)
+        n = combine_words(op, a_bits, b_bits, out_bits)
+        out = SetEngine(self.kind, PendingMembers(capacity, out_bits, n))
+        out.bits = (out.state, n, 0, out_bits)
+        return out
 
     def copied(self) -> SetEngine:
         """A new engine of this kind with the same members in the same

@@ -672,6 +672,8 @@ class SparseSet(MutableSet[int], Guarded):
         second.acquire()
         try:
             engine = self._engine.combined(other._engine, op)
+            if engine is None:
+                engine = self._engine.bitwise(other._engine, op)
         finally:
             second.release()
             first.release()
