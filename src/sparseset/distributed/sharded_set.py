@@ -401,7 +401,8 @@ class ShardedSet(ShardedCollection):
             if not isinstance(other, SparseSet | set | frozenset):
                 return NotImplemented
             try:
-                other = ShardedSet(list(other), index="hash", layout=self.layout)
+                ids = np.asarray(other) if isinstance(other, SparseSet) else list(other)
+                other = ShardedSet(ids, index="hash", layout=self.layout)
             except (TypeError, ValueError):
                 return False  # it holds something no set of ids holds
         return self._compare(self._operand(other, "equality"), "equality")
