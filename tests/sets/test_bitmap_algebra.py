@@ -149,3 +149,58 @@ def test_mixed_kinds_keep_the_left_kind(op):
 def test_pending_index_states_are_set_states():
     assert issubclass(PendingMembers, PendingIndex)
     assert issubclass(PendingIndex, SetState)
+
+
+@given(
+    large_id_lists,
+    large_id_lists,
+    st.lists(st.integers(0, 900), min_size=1, max_size=20),
+)
+def test_kept_bitmaps_answer_comparisons_until_a_change(a_ids, b_ids, extra):
+    a, b = SparseSet.from_ids(a_ids), SparseSet.from_ids(b_ids)
+    model_a, model_b = set(a_ids), set(b_ids)
+    _ = a & b  # both keep their bitmaps now
+    assert a._engine.member_bits(build=False) is not None
+    for _round in range(2):
+        assert (a <= b) == (model_a <= model_b)
+        assert (b <= a) == (model_b <= model_a)
+        assert (a == b) == (model_a == model_b)
+        assert a.isdisjoint(b) == model_a.isdisjoint(model_b)
+        assert (a <= (a | b)) and (a - b).isdisjoint(b)
+        # A change makes the kept bitmap stale: the answers follow the set.
+        for x in extra:
+            a.add(x)
+            model_a.add(x)
+        b.discard(extra[0])
+        model_b.discard(extra[0])
+
+
+@given(
+    st.lists(st.integers(0, 4_000), min_size=1, max_size=600, unique=True),
+    st.lists(st.integers(0, 5_000), min_size=1, max_size=1_500),
+    st.lists(st.integers(0, 4_000), max_size=20),
+)
+def test_contains_through_the_bitmap_follows_every_change(ids, probes, changes):
+    s = SparseSet.from_ids(ids)
+    model = set(ids)
+    q = np.array(probes)
+    for k in range(3):
+        assert s.contains(q).tolist() == [x in model for x in probes]
+        for x in changes[k::3]:
+            if x % 2:
+                s.discard(x)
+                model.discard(x)
+            else:
+                s.add(x)
+                model.add(x)
+    with pytest.raises(ValueError, match="-3"):
+        s.contains(np.array([*probes, -3]))
+
+
+def test_contains_keeps_a_bitmap_only_where_it_pays():
+    s = SparseSet.from_ids(np.arange(0, 1 << 20, 4))
+    s.contains(np.arange(1 << 18))
+    assert s._engine.member_bits(build=False) is not None
+    few = SparseSet.from_ids([1, 1 << 30])
+    assert few.contains([1, 2, 3]).tolist() == [True, False, False]
+    assert few._engine.member_bits(build=False) is None

@@ -718,6 +718,26 @@ class SetEngine:
         self.bits = (a, a.n, a.epoch, bits)
         return bits
 
+    def bits_pay(self, probes: int) -> bool:
+        """Whether building a member bitmap to answer ``probes`` lookups pays
+        (a flat set, at most :data:`~sparseset.config.BITMAP_MEMBERS_PER_PROBE`
+        members per probe, a bitmap of at most
+        :data:`~sparseset.config.BITMAP_BYTES_PER_ID` bytes per probe and
+        member); once built it is kept, and every later batch uses it.
+
+        Examples
+        --------
+        >>> from sparseset.sets.index_kinds import KINDS
+        >>> e = SetEngine.new(KINDS["flat"], 1 << 20); e.add([1, 2])
+        2
+        >>> e.bits_pay(1_000_000), e.bits_pay(10)
+        (True, False)
+        """
+        n: int = self.state.n
+        if not self.kind.counts_ids or n > config.BITMAP_MEMBERS_PER_PROBE * probes:
+            return False
+        return self.capacity <= 8 * config.BITMAP_BYTES_PER_ID * (probes + n)
+
     def bitwise(self, other: SetEngine, op: int) -> SetEngine | None:
         """``self op other`` through both sets' member bitmaps (built or
         kept, see :meth:`member_bits`), as a new engine whose members are
@@ -854,7 +874,19 @@ class SetEngine:
         :func:`.pool.shared` says so; negative ids raise, and only then are
         they looked for."""
         a = self.state
-        sparse, dense, n, ids = a.sparse, a.dense, a.n, kernel_ids(arr)
+        ids = kernel_ids(arr)
+        count = ids.shape[0]
+        bits = None
+        if out.dtype == np.bool_:
+            bits = self.member_bits(build=self.bits_pay(count))
+        if bits is not None:
+            # One L2-sized bitmap: a probe is a cache hit, and a thread
+            # of its own would cost more to start and wait for than it saves.
+            negative = kernels.algebra.marked_contains(bits, ids, out)
+            if negative:
+                reject_negative(arr, scalar)
+            return out
+        sparse, dense, n = a.sparse, a.dense, a.n
         tuning = kernels.LOOKUP_TUNING
         if shared(ids.shape[0]):
             negative = share_out(

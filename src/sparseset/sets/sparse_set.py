@@ -649,7 +649,17 @@ class SparseSet(MutableSet[int], Guarded):
     def _le(self, other: SparseSet) -> bool:
         if len(self) > len(other):
             return False
+        bits = self._kept_bits(other)
+        if bits is not None:
+            return bool(kernels.algebra.marked_within(*bits))
         return other._engine.all_members(self._members())
+
+    def _kept_bits(self, other: SparseSet) -> tuple[np.ndarray, np.ndarray] | None:
+        """Both sets' member bitmaps, if both keep one (a comparison then
+        reads 64 ids per word); else None."""
+        mine = self._engine.member_bits(build=False)
+        theirs = other._engine.member_bits(build=False)
+        return None if mine is None or theirs is None else (mine, theirs)
 
     # The operators are the named methods, for sets only (as ``set``'s
     # are): ``NotImplemented`` for anything else lets Python try the other
@@ -662,9 +672,11 @@ class SparseSet(MutableSet[int], Guarded):
     __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
 
     def _combined(self, other: SparseSet, op: int) -> SparseSet | None:
-        """``self op other`` in one kernel call, holding both sets' locks,
-        or None where :meth:`SetEngine.combined` leaves it to the general
-        path (the named methods, which take the locks themselves)."""
+        """``self op other`` in one kernel call (two small flat sets) or on
+        member bitmaps (two large flat sets), holding both sets' locks; or
+        None where :meth:`SetEngine.combined` and :meth:`SetEngine.bitwise`
+        leave it to the general path (the named methods, which take the
+        locks themselves)."""
         first, second = self._guard.lock, guard_of(other).lock
         if id(first) > id(second):  # one global order: no deadlock
             first, second = second, first
@@ -716,6 +728,9 @@ class SparseSet(MutableSet[int], Guarded):
         True
         """
         if isinstance(other, SparseSet):
+            bits = self._kept_bits(other)
+            if bits is not None:
+                return bool(kernels.algebra.marked_apart(*bits))
             small, large = (self, other) if len(self) <= len(other) else (other, self)
             return not large._engine.any_member(small._members())
         return not self._engine.any_member(ids_among(other)[0])
