@@ -497,9 +497,14 @@ class SetEngine:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the index and ``dense``."""
+        """Bytes held by the index, ``dense`` and a kept member bitmap."""
         a = self.state
-        return int(index_nbytes(a.sparse) + a.dense.nbytes)
+        kept = 0 if self.bits is None else int(self.bits[3].nbytes)
+        if type(a) is PendingMembers:  # the kept bitmap is its members
+            return kept
+        if type(a) is PendingIndex:
+            return int(a.dense.nbytes) + kept
+        return int(index_nbytes(a.sparse) + a.dense.nbytes) + kept
 
     def reserve(self, capacity: int) -> None:
         """Grow so that ``capacity`` fits without regrowth."""
