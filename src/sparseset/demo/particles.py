@@ -8,8 +8,9 @@ systems, in two batches whose systems run in parallel:
    contiguous blocks, no lookups, a write scope that declares the moves)
    while ``age`` shortens the lifetimes;
 2. ``drag`` slows the particles of a view (a join of ``vel`` and ``drag``),
-   ``reap`` despawns the expired and spawns as many replacements through
-   deferred commands (applied when the batch ends), and ``regrid`` keeps a
+   ``reap`` despawns the expired from ``@njit`` code through a command
+   buffer's twin and spawns as many replacements through deferred
+   commands (both applied when the batch ends), and ``regrid`` keeps a
    spatial grid: it re-buckets only the particles whose position changed
    since its last run and that crossed into another cell (change tracking),
    while hooks count the particles that get or lose a cell.
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 from numba import njit
@@ -114,6 +115,31 @@ def apply_drag(
         row = vel_rows[k]
         vel[row, 0] *= factor
         vel[row, 1] *= factor
+
+
+@njit(cache=True)
+def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
+    """Record the despawn of every particle whose lifetime ran out into
+    ``commands``, a deferred-command buffer's twin; returns how many.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("life", "f4"); e = w.create(3)
+    >>> w.add("life", e, life=[0.5, 0.0, -1.0])
+    3
+    >>> with w.deferred() as cmd:
+    ...     despawn_expired(w["life"]["life"], w["life"].ids, cmd.jit)
+    2
+    >>> len(w)
+    1
+    """
+    count = 0
+    for k in range(life.shape[0]):
+        if life[k] <= 0.0:
+            commands.destroy(ids[k])
+            count += 1
+    return count
 
 
 @njit(cache=True, nogil=True)
@@ -280,12 +306,12 @@ class ParticleWorld:
         apply_drag(vel, drag, view.rows("vel"), view.rows("drag"), dt)
 
     def reap(self, world: World, commands: Commands) -> None:
-        """Despawn the expired and spawn as many, when the batch ends."""
+        """Despawn the expired (from compiled code, through the command
+        buffer's twin) and spawn as many, when the batch ends."""
         store = world["life"]
-        expired = store.ids[store["life"] <= 0.0]
-        commands.destroy(expired)
-        self.despawned += expired.shape[0]
-        self.spawn(expired.shape[0], into=commands)
+        expired = despawn_expired(store["life"], store.ids, commands.jit)
+        self.despawned += expired
+        self.spawn(expired, into=commands)
 
     def regrid(self, world: World, changes: Changes, commands: Commands) -> None:
         """Re-bucket the particles that moved into another cell since the
