@@ -211,8 +211,8 @@ def combine_words(op, a_bits, b_bits, out_bits):
     >>> import numpy as np
     >>> a, b = np.zeros(2, np.uint64), np.zeros(1, np.uint64)
     >>> mark_members(a, np.array([1, 5, 70]), 3); mark_members(b, np.array([5, 9]), 2)
-    >>> out = np.empty(2, np.uint64)
-    >>> combine_words(XOR, a, b, out), marked_ids(out, np.empty(3, np.int32)).tolist()
+    >>> out, ids = np.empty(2, np.uint64), np.empty(3 + 3, np.int32)
+    >>> combine_words(XOR, a, b, out), ids[: marked_ids(out, ids)].tolist()
     (3, [1, 9, 70])
     """
     a_words, b_words = a_bits.shape[0], b_bits.shape[0]
@@ -236,14 +236,16 @@ def combine_words(op, a_bits, b_bits, out_bits):
 
 @njit(cache=True)
 def marked_ids(bits, out):
-    """Fill ``out`` with the members of bitmap ``bits``, ascending, and
-    return it; ``out`` holds exactly their count.
+    """Fill ``out`` with the members of bitmap ``bits``, ascending; returns
+    their count. ``out`` needs room for 3 more than the count: the members
+    of a word are written four at a time (fewer branches to mispredict), so
+    up to 3 slots past the last member are overwritten.
 
     Examples
     --------
     >>> import numpy as np
     >>> bits = np.zeros(2, np.uint64); mark_members(bits, np.array([70, 3]), 2)
-    >>> marked_ids(bits, np.empty(2, np.int32)).tolist()
+    >>> out = np.empty(2 + 3, np.int32); out[:marked_ids(bits, out)].tolist()
     [3, 70]
     """
     zero = np.uint64(0)
@@ -251,12 +253,21 @@ def marked_ids(bits, out):
     k = 0
     for w in range(bits.shape[0]):
         z = bits[w]
+        if z == zero:
+            continue
         base = w * 64
-        while z != zero:
-            out[k] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
-            k += 1
+        count = int(popcount(z))  # type: ignore[call-arg, arg-type]
+        for i in range(k, k + count, 4):
+            out[i] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
             z &= z - one
-    return out
+            out[i + 1] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            z &= z - one
+            out[i + 2] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            z &= z - one
+            out[i + 3] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            z &= z - one
+        k += count
+    return k
 
 
 @njit(cache=True)

@@ -330,7 +330,8 @@ class PendingMembers(PendingIndex):
         with _BUILDING:
             if type(self) is PendingMembers:
                 bits = self.__dict__.pop("pending_bits")
-                dense = marked_ids(bits, np.empty(self.n, np.int32))
+                dense = np.empty(self.n + 3, np.int32)  # marked_ids's slack
+                marked_ids(bits, dense)
                 self.__class__ = PendingIndex  # type: ignore[assignment]
                 self._dense = dense
                 self.flat_dense = dense.data
