@@ -80,7 +80,7 @@ class CommandBufferType(types.StructRef):
 structref.register(CommandBufferType)
 
 
-def value_field(slot: int, k: int) -> str:
+def _value_field(slot: int, k: int) -> str:
     """The field holding column ``k``'s values of component ``slot``."""
     return f"_values_{slot}_{k}"
 
@@ -120,7 +120,7 @@ def _value_fields(buffer: CommandBufferType, slot: int) -> list[str]:
 
 
 @intrinsic
-def value_columns(typingctx: TypingContext, buffer: Any, name: Any) -> Any:
+def _value_columns(typingctx: TypingContext, buffer: Any, name: Any) -> Any:
     """In compiled code, the value arrays of component ``name`` (a string
     literal) as a tuple in schema order (each a new reference)."""
     if not isinstance(buffer, CommandBufferType):
@@ -141,7 +141,7 @@ def value_columns(typingctx: TypingContext, buffer: Any, name: Any) -> Any:
 
 
 @intrinsic
-def replace_value_columns(
+def _replace_value_columns(
     typingctx: TypingContext, buffer: Any, name: Any, arrays: Any
 ) -> Any:
     """In compiled code, make ``arrays`` (a tuple in schema order) the
@@ -203,8 +203,8 @@ def _write_values_compiled(columns, row, values):  # type: ignore[no-untyped-def
 
 
 @register_jitable
-def grow_records(buffer: Any) -> None:
-    """Double the records' rows (the rare path of :func:`push`)."""
+def _grow_records(buffer: Any) -> None:
+    """Double the records' rows (the rare path of :func:`_push`)."""
     old = buffer.records
     grown = np.empty((max(START_ROWS, 2 * old.shape[0]), RECORD_WIDTH), np.int64)
     grown[: old.shape[0]] = old
@@ -212,11 +212,11 @@ def grow_records(buffer: Any) -> None:
 
 
 @register_jitable(inline="always")
-def push(buffer: Any, op: int, slot: int, handle: Any, row: int) -> None:
+def _push(buffer: Any, op: int, slot: int, handle: Any, row: int) -> None:
     """Append one record; raise-free, growing through a call of its own."""
     k = buffer.count
     if k == buffer.records.shape[0]:
-        grow_records(buffer)
+        _grow_records(buffer)
     records = buffer.records
     records[k, 0] = op
     records[k, 1] = slot
@@ -244,25 +244,25 @@ def _check_handles(method: str, handles: Any, values: bool = False) -> bool:
 
 
 @register_jitable(inline="always")
-def push_each(buffer: Any, op: int, slot: int, handles: Any) -> None:
+def _push_each(buffer: Any, op: int, slot: int, handles: Any) -> None:
     """Append one record per handle of an array."""
     for k in range(handles.shape[0]):
-        push(buffer, op, slot, handles[k], -1)
+        _push(buffer, op, slot, handles[k], -1)
 
 
 @overload_method(CommandBufferType, "destroy")
 def _destroy(self, handles):  # type: ignore[no-untyped-def]
     if _check_handles("destroy", handles):
-        return lambda self, handles: push_each(self, DESTROY, -1, handles)
-    return lambda self, handles: push(self, DESTROY, -1, handles, -1)
+        return lambda self, handles: _push_each(self, DESTROY, -1, handles)
+    return lambda self, handles: _push(self, DESTROY, -1, handles, -1)
 
 
 def _named(op: int, self: Any, name: Any, handles: Any) -> Any:
     """``(self, name, handles)`` recording ``op`` for each handle."""
     slot = _slot(self, name)
     if _check_handles(OP_NAMES[op], handles):
-        return lambda self, name, handles: push_each(self, op, slot, handles)
-    return lambda self, name, handles: push(self, op, slot, handles, -1)
+        return lambda self, name, handles: _push_each(self, op, slot, handles)
+    return lambda self, name, handles: _push(self, op, slot, handles, -1)
 
 
 @overload_method(CommandBufferType, "remove", prefer_literal=True)
@@ -276,13 +276,13 @@ def _discard(self, name, handles):  # type: ignore[no-untyped-def]
 
 
 @register_jitable
-def grow_values(buffer: Any, name: Any) -> None:
+def _grow_values(buffer: Any, name: Any) -> None:
     """Double the value arrays of component ``name`` (the rare path of
     ``add`` with values)."""
     # The intrinsics' stubs take numba's typing context for an argument.
-    columns: Any = value_columns(buffer, name)  # type: ignore[call-arg]
+    columns: Any = _value_columns(buffer, name)  # type: ignore[call-arg]
     rows = max(START_ROWS, 2 * columns[0].shape[0])
-    replace_value_columns(buffer, name, grown_columns(columns, rows))
+    _replace_value_columns(buffer, name, grown_columns(columns, rows))
 
 
 @overload_method(CommandBufferType, "add", prefer_literal=True)
@@ -292,10 +292,10 @@ def _add(self, name, handles, *values):  # type: ignore[no-untyped-def]
         values = values[0].types  # how numba passes them when it lowers
     if not values:
         if _check_handles("add", handles):
-            return lambda self, name, handles, *values: push_each(
+            return lambda self, name, handles, *values: _push_each(
                 self, ADD, slot, handles
             )
-        return lambda self, name, handles, *values: push(self, ADD, slot, handles, -1)
+        return lambda self, name, handles, *values: _push(self, ADD, slot, handles, -1)
     _check_handles("add with values", handles, values=True)
     fields = _value_fields(self, slot)
     if len(values) != len(fields):
@@ -306,11 +306,11 @@ def _add(self, name, handles, *values):  # type: ignore[no-untyped-def]
 
     def impl(self, name, handles, *values):  # type: ignore[no-untyped-def]
         row = self.rows[slot]
-        if row == value_columns(self, name)[0].shape[0]:  # type: ignore[call-arg]
-            grow_values(self, name)
-        write_values(value_columns(self, name), row, values)
+        if row == _value_columns(self, name)[0].shape[0]:  # type: ignore[call-arg]
+            _grow_values(self, name)
+        write_values(_value_columns(self, name), row, values)
         self.rows[slot] = row + 1
-        push(self, ADD_VALUES, slot, handles, row)
+        _push(self, ADD_VALUES, slot, handles, row)
 
     return impl
 
@@ -408,7 +408,7 @@ def make_command_buffer(
         names.append(COMPONENT_PREFIX + name)
         values.append(np.int64(slot))
         for k, (dtype, shape) in enumerate(columns):
-            names.append(value_field(slot, k))
+            names.append(_value_field(slot, k))
             values.append(np.zeros((0, *shape), dtype))
     fields = [(n, numba.typeof(v)) for n, v in zip(names, values, strict=True)]
     buffer_type = CommandBufferType(fields)  # type: ignore[no-untyped-call]
@@ -469,6 +469,5 @@ __all__ = [
     "discard_recorded",
     "make_command_buffer",
     "take_recorded",
-    "value_columns",
     "write_values",
 ]
