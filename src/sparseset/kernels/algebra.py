@@ -256,15 +256,15 @@ def marked_ids(bits, out):
         if z == zero:
             continue
         base = w * 64
-        count = int(popcount(z))  # type: ignore[call-arg, arg-type]
+        count = int(popcount(z))  # type: ignore[call-arg]
         for i in range(k, k + count, 4):
-            out[i] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            out[i] = base + int(trailing_zeros(z))
             z &= z - one
-            out[i + 1] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            out[i + 1] = base + int(trailing_zeros(z))
             z &= z - one
-            out[i + 2] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            out[i + 2] = base + int(trailing_zeros(z))
             z &= z - one
-            out[i + 3] = base + int(trailing_zeros(z))  # type: ignore[call-arg]
+            out[i + 3] = base + int(trailing_zeros(z))
             z &= z - one
         k += count
     return k
