@@ -420,6 +420,7 @@ def test_a_shared_method_name_takes_its_kinds_arguments_only():
         contains_one(SetArray(2, 3).jit)
 
 
+@pytest.mark.fresh_process
 def test_a_twin_type_is_cached_across_processes(tmp_path):
     """A user's cached @njit function taking twins and a SetArray's state
     loads from the cache in a new process (jitclass twins recompiled it

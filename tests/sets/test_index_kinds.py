@@ -606,6 +606,7 @@ FRESH_PROCESS = textwrap.dedent(
 )
 
 
+@pytest.mark.fresh_process
 def test_the_cached_lookup_kernel_releases_the_gil_in_a_fresh_process(tmp_path):
     """Another Python thread runs while ``find_all`` looks a batch up, in
     the process that compiles it and in one that loads it from numba's

@@ -14,7 +14,8 @@ in ``@njit`` code through ``cmd.jit`` and applied with the deferred block.
 - Compile-time errors for an unknown component or wrong values; the twin's
   type is cached across processes.
 
-Bounds-checked: the NUMBA_BOUNDSCHECK=1 run covers the recording methods.
+Bounds-checked: the NUMBA_BOUNDSCHECK=1 run covers the tests that record
+(marked); the compile-time and cache tests need no second compile.
 """
 
 import subprocess
@@ -29,8 +30,6 @@ from numba.core.errors import TypingError
 
 from sparseset import DeadHandleError, World
 from sparseset.jit.commands import CommandBuffer, make_command_buffer, take_recorded
-
-pytestmark = pytest.mark.boundscheck
 
 NAMES = ("hp", "tag")
 DESTROY, ADD, ADD_VALUE, REMOVE, DISCARD = range(5)
@@ -183,6 +182,7 @@ commands = st.tuples(
 )
 
 
+@pytest.mark.boundscheck
 @settings(max_examples=60)
 @given(st.lists(commands, max_size=40))
 def test_programs_recorded_in_njit_match_the_model_and_python_commands(raw):
@@ -197,6 +197,7 @@ def test_programs_recorded_in_njit_match_the_model_and_python_commands(raw):
     assert snapshot(w, pool) == expected
 
 
+@pytest.mark.boundscheck
 def test_commands_apply_in_recorded_order_with_pythons():
     w, pool = new_world()
     calls = []
@@ -218,6 +219,7 @@ def test_commands_apply_in_recorded_order_with_pythons():
     assert sorted(w["tag"].ids.tolist()) == sorted([*pool[:3], *pool[4:6]])
 
 
+@pytest.mark.boundscheck
 def test_duplicates_count_once_in_a_run_and_the_last_value_wins():
     w, pool = new_world()
     program = [
@@ -244,6 +246,7 @@ def despawn_all(buf, handles, twice):
     return len(buf)
 
 
+@pytest.mark.boundscheck
 def test_many_commands_grow_the_twin_and_arrays_of_handles_record_each():
     w = World()
     w.register("hp", "i8")
@@ -274,6 +277,7 @@ def test_many_commands_grow_the_twin_and_arrays_of_handles_record_each():
     assert w.get("hp", e)["hp"].tolist() == [1] * 100
 
 
+@pytest.mark.boundscheck
 @pytest.mark.parametrize(
     ("program", "error", "match", "note"),
     [
