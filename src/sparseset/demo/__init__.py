@@ -18,6 +18,7 @@ from .particles import (
     despawn_expired,
     integrate,
     plot,
+    rebucket,
     run_demo,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "despawn_expired",
     "integrate",
     "plot",
+    "rebucket",
     "run_demo",
 ]

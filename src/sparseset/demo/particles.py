@@ -160,6 +160,56 @@ def cells_of(pos: np.ndarray, grid: int, box: float) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def rebucket(
+    pos: np.ndarray,
+    pos_rows: np.ndarray,
+    cells: np.ndarray,
+    cell_rows: np.ndarray,
+    grid: np.ndarray,
+    handles: np.ndarray,
+    commands: Any,
+) -> int:
+    """Move each particle whose position crossed into another cell to that
+    cell: ``grid`` (counts per cell) and its ``cells`` row change; one that
+    has no cell yet (``cell_rows`` -1) gets it through ``commands`` (the
+    grid counts it when the command is applied). Returns how many moved.
+
+    ``pos_rows[k]`` and ``cell_rows[k]`` are particle ``handles[k]``'s rows
+    in the ``pos`` and ``cell`` stores.
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("cell", "i4"); e = w.create(2)
+    >>> w.add("cell", e[0], cell=0)
+    1
+    >>> grid = np.array([1, 0, 0, 0]); pos = np.array([[0.5, -0.5], [-0.5, 0.5]])
+    >>> with w.deferred() as cmd:
+    ...     rebucket(pos, np.array([0, 1]), w["cell"]["cell"], np.array([0, -1]),
+    ...              grid, e, cmd.jit)
+    1
+    >>> grid.tolist(), w["cell"]["cell"].tolist()
+    ([0, 1, 0, 0], [1, 2])
+    """
+    moved = 0
+    side = int(np.sqrt(grid.shape[0]))
+    for k in range(pos_rows.shape[0]):
+        p = pos_rows[k]
+        column = min(max(int((pos[p, 0] + BOX) * side / (2.0 * BOX)), 0), side - 1)
+        row = min(max(int((pos[p, 1] + BOX) * side / (2.0 * BOX)), 0), side - 1)
+        cell = row * side + column
+        r = cell_rows[k]
+        if r < 0:
+            commands.add("cell", handles[k], cell)
+        elif cells[r] != cell:
+            grid[cells[r]] -= 1
+            grid[cell] += 1
+            cells[r] = cell
+            moved += 1
+    return moved
+
+
 @dataclass
 class DemoSummary:
     """What a demo run did, and how fast.
@@ -317,17 +367,18 @@ class ParticleWorld:
         """Re-bucket the particles that moved into another cell since the
         last run; new particles get their cell (counted by the hook)."""
         moved = changes["pos"].changed()
-        if not moved.shape[0]:
-            return
-        cells = cells_of(world.get("pos", moved)["pos"], GRID, BOX)
-        placed = world.has("cell", moved)
-        commands.add("cell", moved[~placed], cell=cells[~placed])
-        moved, cells = moved[placed], cells[placed]
-        old = world.get("cell", moved)["cell"]
-        crossed = old != cells
-        np.subtract.at(self.grid, old[crossed], 1)
-        np.add.at(self.grid, cells[crossed], 1)
-        world.set("cell", moved[crossed], cell=cells[crossed])
+        if moved.shape[0]:
+            pos, cell = world["pos"], world["cell"]
+            rows = pos.index(moved), cell.index(moved)
+            rebucket(
+                pos["pos"],
+                rows[0],
+                cell["cell"],
+                rows[1],
+                self.grid,
+                moved,
+                commands.jit,
+            )
 
     def _into_grid(self, handles: np.ndarray) -> None:
         np.add.at(self.grid, self.world.get("cell", handles)["cell"], 1)
