@@ -220,6 +220,22 @@ class SetState:
 _BUILDING = threading.Lock()
 
 
+def _built_first(name: str, build: str) -> Any:
+    """A property of a pending state: ``self.<build>()`` (which turns the
+    state into a class whose ``name`` is a plain slot or property), then
+    the read or write of ``name`` that was asked for."""
+
+    def read(self: Any) -> Any:
+        getattr(self, build)()
+        return getattr(self, name)
+
+    def write(self: Any, value: Any) -> None:
+        getattr(self, build)()
+        setattr(self, name, value)
+
+    return property(read, write, doc=f"``{name}``, after ``{build}()``.")
+
+
 class PendingIndex(SetState):
     """A flat set's state whose index is built when first needed.
 
@@ -269,36 +285,11 @@ class PendingIndex(SetState):
                 self.__class__ = SetState  # type: ignore[assignment]
                 self.sparse = index
 
-    @property
-    def sparse(self) -> Any:
-        """The index, built now."""
-        self.build()
-        return self.sparse
-
-    @sparse.setter
-    def sparse(self, index: Any) -> None:
-        self.build()
-        self.sparse = index
-
-    @property
-    def _sparse(self) -> Any:
-        self.build()
-        return self._sparse
-
-    @property
-    def parts(self) -> Any:
-        self.build()
-        return self.parts
-
-    @property
-    def flat_sparse(self) -> memoryview | None:
-        self.build()
-        return self.flat_sparse
-
-    @flat_sparse.setter
-    def flat_sparse(self, view: memoryview | None) -> None:
-        self.build()
-        self.flat_sparse = view
+    # The index's slots, read or written: the index is built first.
+    sparse = _built_first("sparse", "build")
+    _sparse = _built_first("_sparse", "build")
+    parts = _built_first("parts", "build")
+    flat_sparse = _built_first("flat_sparse", "build")
 
 
 class PendingMembers(PendingIndex):
@@ -336,36 +327,10 @@ class PendingMembers(PendingIndex):
                 self._dense = dense
                 self.flat_dense = dense.data
 
-    @property
-    def _dense(self) -> np.ndarray:
-        self.build_members()
-        return self._dense
-
-    @_dense.setter
-    def _dense(self, dense: np.ndarray) -> None:
-        self.build_members()
-        self._dense = dense
-
-    @property
-    def dense(self) -> np.ndarray:
-        """The members, made now."""
-        self.build_members()
-        return self.dense
-
-    @dense.setter
-    def dense(self, dense: np.ndarray) -> None:
-        self.build_members()
-        self.dense = dense
-
-    @property
-    def flat_dense(self) -> memoryview:
-        self.build_members()
-        return self.flat_dense
-
-    @flat_dense.setter
-    def flat_dense(self, view: memoryview) -> None:
-        self.build_members()
-        self.flat_dense = view
+    # The members' slots, read or written: the members are made first.
+    _dense = _built_first("_dense", "build_members")
+    dense = _built_first("dense", "build_members")
+    flat_dense = _built_first("flat_dense", "build_members")
 
 
 def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> int:
