@@ -143,8 +143,8 @@ class SetState:
         sparse = self.flat_sparse
         if sparse is None:
             return bool(kernels.find_one(self.parts, self._dense, self.n, key) >= 0)
-        # A length check, not IndexError: a raised exception costs ~0.3 us,
-        # and ids past a small set's index are common queries.
+        # A length check, not IndexError: raising costs far more than the
+        # check, and ids past a small set's index are common queries.
         if key >= len(sparse):
             return False
         p = sparse[key]
