@@ -640,3 +640,50 @@ def test_every_valid_order_gives_the_world_of_the_run(specs, random):
     for w in results[1:]:
         for name in COMPONENTS:
             np.testing.assert_array_equal(w[name][name], results[0][name][name])
+
+
+def test_a_systems_own_deferred_blocks_wait_for_the_batch_end():
+    w, e = world_with_hp([5, 0, 7])
+    seen = {}
+    sch = Schedule()
+
+    @sch.system(reads=("hp",))
+    def reap(world):
+        store = world["hp"]
+        with world.deferred() as cmd:  # no `commands` argument: the same buffer
+            cmd.destroy(store.ids[store["hp"] <= 0])
+        seen["reap"] = len(world)  # the block ended, nothing applied yet
+
+    @sch.system(reads=("hp",))
+    def count(world):
+        seen["count"] = len(world)
+
+    @sch.system(writes=("hp",))
+    def later(world):
+        seen["later"] = len(world)
+
+    for threads in (1, 2):
+        seen.clear()
+        sch.run(w, threads=threads)
+        assert seen == {"reap": 3, "count": 3, "later": 2}
+        assert len(w) == 2
+        w, e = world_with_hp([5, 0, 7])
+    # Outside a schedule, a block applies at its end, as always.
+    with w.deferred() as cmd:
+        cmd.destroy(e[0])
+    assert len(w) == 2
+
+
+def test_hooks_inside_a_system_apply_after_their_call_not_the_batch():
+    w, e = world_with_hp([1, 2])
+    w.on_remove("hp", lambda handles: w.add("corpse", handles))
+    seen = []
+    sch = Schedule()
+
+    @sch.system(structural=True)
+    def strip(world):
+        world.remove("hp", e[0])
+        seen.append(bool(world.has("corpse", e[0])))  # the hook's add is done
+
+    sch.run(w)
+    assert seen == [True]

@@ -12,7 +12,9 @@ their time in ``@njit(nogil=True)`` code run truly in parallel.
 
 Two arguments are the schedule's to give: a system that takes ``commands``
 gets a :class:`~sparseset.world.commands.Commands` buffer, applied when its
-batch ends (the batch's buffers in registration order); one that takes
+batch ends (the batch's buffers in registration order), and the system's
+own ``with world.deferred()`` blocks record into the same buffer; one that
+takes
 ``changes`` gets a :class:`Changes`: a reader per tracked component it
 declares, answering what changed since the system's own previous run.
 """
@@ -25,6 +27,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -51,6 +54,8 @@ class Scheduled(Protocol):
     def __getitem__(self, name: str) -> Any: ...
 
     def deferred(self) -> Commands: ...
+
+    def deferring_into(self, buffer: Commands) -> AbstractContextManager[Commands]: ...
 
     def reader(self, name: str, *, include_present: bool = False) -> Reader: ...
 
@@ -485,9 +490,11 @@ class Schedule:
         for system in batch:
             arguments = system.arguments(given)
             changes = None
+            # Every system has a buffer: its own ``world.deferred()`` blocks
+            # record into it too, applied when the batch ends.
+            buffer = world.deferred()
+            buffers.append(buffer)
             if "commands" in system.accepts:
-                buffer = world.deferred()
-                buffers.append(buffer)
                 arguments["commands"] = buffer
             if "changes" in system.accepts:
                 changes = arguments["changes"] = self._changes_of(world, system)
@@ -498,7 +505,8 @@ class Schedule:
             system, arguments, changes = calls[k]
             began = time.perf_counter()
             try:
-                system.fn(world, **arguments)
+                with world.deferring_into(buffers[k]):
+                    system.fn(world, **arguments)
             except BaseException as error:  # re-raised below, after the batch
                 errors[k] = error
             else:

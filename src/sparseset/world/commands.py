@@ -91,6 +91,7 @@ class Commands:
         "_hold",
         "_layout",
         "_lock",
+        "_owned",
         "_release",
         "_world",
     )
@@ -104,6 +105,8 @@ class Commands:
         self._hold, self._admit, self._release = hold, admit, release
         #: ``(op, component, handles, columns)`` in call order.
         self._commands: list[Command] = []
+        #: Applied by its owner (a schedule's batch), not at a block's end.
+        self._owned = False
         #: The twin compiled code records into, once asked for, and the
         #: components it knows: ``(name, columns)`` by slot.
         self._buffer: CommandBuffer | None = None
@@ -405,10 +408,31 @@ class Commands:
         traceback: TracebackType | None,
     ) -> None:
         # A block that raised changes nothing: its commands are dropped.
-        if kind is None:
-            self.apply()
-        else:
+        if kind is not None:
             self.drop()
+        elif not self._owned:
+            self.apply()
+
+    def owned(self) -> Commands:
+        """Mark this buffer as applied by its owner (``apply()``, ``drop()``),
+        never at the end of a ``with`` block (a block that raises still
+        drops it, with what was recorded before the block): how a
+        :class:`~sparseset.Schedule` keeps a system's deferred commands
+        for the end of its batch. Returns the buffer.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); cmd = w.deferred().owned()
+        >>> with cmd:
+        ...     e = cmd.create(1)
+        >>> len(w), len(cmd)
+        (0, 1)
+        >>> cmd.apply(); len(w)
+        1
+        """
+        self._owned = True
+        return self
 
 
 __all__ = ["Commands", "Target"]

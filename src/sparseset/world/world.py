@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -87,8 +89,10 @@ class World(Guarded):
         self._entities = Entities(capacity)
         self._stores: dict[str, EntityStore] = {}
         self._groups: list[Group] = []
-        self._reactor = Reactor(self.deferred)
+        self._reactor = Reactor(self._new_commands)
         self._tracker = Tracker()
+        # Per thread: the buffer of the scheduled system running there.
+        self._running = threading.local()
 
     # -- entities ---------------------------------------------------------
 
@@ -143,7 +147,9 @@ class World(Guarded):
         ``cmd.clear(name)`` act as the world's calls do, when applied. A
         run of the same command on the same component is one batch call.
         A block that raises applies nothing (its created entities die
-        unused). See :class:`~sparseset.world.commands.Commands`.
+        unused). Inside a system a :class:`~sparseset.Schedule` runs, the
+        block records into the system's buffer instead, applied when the
+        system's batch ends. See :class:`~sparseset.world.commands.Commands`.
 
         Examples
         --------
@@ -158,8 +164,40 @@ class World(Guarded):
         >>> len(w), bool(w.alive(dead).any())
         (2, False)
         """
+        buffer: Commands | None = getattr(self._running, "buffer", None)
+        if buffer is not None:
+            return buffer
+        return self._new_commands()
+
+    def _new_commands(self) -> Commands:
         entities = self._entities
         return Commands(self, self.lock, self._hold, entities.admit, entities.release)
+
+    @contextmanager
+    def deferring_into(self, buffer: Commands) -> Iterator[Commands]:
+        """While the block runs, ``deferred()`` on this thread returns
+        ``buffer`` (marked :meth:`~sparseset.world.commands.Commands.owned`:
+        its ``with`` blocks apply nothing): how a :class:`~sparseset.Schedule`
+        applies a system's deferred commands when its batch ends.
+
+        Examples
+        --------
+        >>> w = World(); batch = w.deferred()
+        >>> with w.deferring_into(batch):
+        ...     with w.deferred() as cmd:
+        ...         e = cmd.create(1)
+        >>> len(w), len(batch)
+        (0, 1)
+        >>> batch.apply(); len(w)
+        1
+        """
+        running = self._running
+        outer = getattr(running, "buffer", None)
+        running.buffer = buffer.owned()
+        try:
+            yield buffer
+        finally:
+            running.buffer = outer
 
     def reader(self, name: str, *, include_present: bool = False) -> Reader:
         """A reader of a tracked component's changes, from now on.
