@@ -254,7 +254,7 @@ def test_discard(state, data):
     dense, dense_big = guarded(state.dense)
     r = state.copy()
 
-    new_n = kernels.discard(sparse, dense, state.n, ids)
+    new_n = kernels.discard(sparse, dense, state.n, ids, *kernels.DISCARD_TUNING)
     want_n = reference.discard(r.sparse, r.dense, r.n, ids)
 
     assert int(new_n) == want_n
@@ -316,7 +316,8 @@ def test_discard_rows_moves_rows_with_their_ids(state, data):
     r = state.copy()
     k_rows = (words.copy(), tags.copy())
     r_rows = (words.copy(), tags.copy())
-    new_n = kernels.discard_rows(k.sparse, k.dense, k.n, ids, k_rows)
+    ahead = data.draw(st.sampled_from([0, 1, 4, 32]))  # any distance: only timing
+    new_n = kernels.discard_rows(k.sparse, k.dense, k.n, ids, k_rows, ahead)
     want_n = reference.discard_rows(r.sparse, r.dense, r.n, ids, r_rows)
     assert int(new_n) == want_n
     np.testing.assert_array_equal(k.dense[: state.n], r.dense[: state.n])
@@ -555,7 +556,8 @@ def test_every_kernel_every_dtype(dtype, layout, garbage):
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 1
 
     k = state.copy()
-    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 2  # new n: 3 removed
+    # new n: 3 removed
+    assert kernels.discard(k.sparse, k.dense, k.n, ids, *kernels.DISCARD_TUNING) == 2
     r = state.copy()
     reference.discard(r.sparse, r.dense, r.n, ids)
     np.testing.assert_array_equal(k.dense[:5], r.dense[:5])
@@ -640,7 +642,7 @@ def test_uint64_ids_past_sign_bit_are_absent():
     )
     np.testing.assert_array_equal(out, [False, False, False, True])
     k = state.copy()
-    assert kernels.discard(k.sparse, k.dense, k.n, ids) == 4
+    assert kernels.discard(k.sparse, k.dense, k.n, ids, *kernels.DISCARD_TUNING) == 4
     assert kernels.first_mismatch(state.sparse, state.dense, state.n, ids, False) == 3
     new_n, stop = kernels.upsert(
         k.sparse, k.dense, 4, ids, kernels.NO_POSITIONS, 0, *kernels.UPSERT_TUNING
@@ -1057,12 +1059,13 @@ def test_resolve(state, data):
     )
     before = ids_snapshot(handles)
     dead = data.draw(st.sampled_from([-1, 2**31]))
+    ahead = data.draw(st.sampled_from([0, 1, 8, 64]))  # any distance: only timing
     out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
     want_out = np.full(handles.shape[0], -7, np.int64)
     state0 = state.copy()
 
     got = kernels.resolve(
-        state.generations, state.alive, state.count, handles, out, dead
+        state.generations, state.alive, state.count, handles, out, dead, ahead
     )
     want = reference.resolve(
         state.generations, state.alive, state.count, handles, want_out, dead
@@ -1097,7 +1100,7 @@ def test_handles_of(state, data):
     assert (out >= 0).all()
     # a live index's handle resolves to it
     keys = np.empty(indexes.shape[0], np.int64)
-    kernels.resolve(state.generations, state.alive, state.count, out, keys, -1)
+    kernels.resolve(state.generations, state.alive, state.count, out, keys, -1, 8)
     for k, i in enumerate(indexes.tolist()):
         assert keys[k] == (i if state.alive[i] else -1)
 
@@ -1125,9 +1128,9 @@ def test_entity_lifecycle():
 
     # the first handles of 0 and 2 are stale: dead, with the dead value
     keys = np.empty(4, np.int64)
-    assert kernels.resolve(generations, alive, 5, first, keys, -9) == 0
+    assert kernels.resolve(generations, alive, 5, first, keys, -9, 8) == 0
     assert keys.tolist() == [-9, 1, -9, 3]
-    assert kernels.resolve(generations, alive, 5, out, keys[:3], -9) == -1
+    assert kernels.resolve(generations, alive, 5, out, keys[:3], -9, 8) == -1
     assert keys[:3].tolist() == [0, 2, 4]
     handles = np.empty(3, np.int64)
     kernels.handles_of(generations, np.array([0, 2, 4]), handles)
@@ -1150,7 +1153,7 @@ def test_destroy_retires_the_last_generation():
     # no handle of a retired index resolves, at any generation
     handles = np.array([(g << 32) | i for i in (1, 2) for g in (4, 5, 6)], np.int64)
     keys = np.empty(handles.shape[0], np.int64)
-    assert kernels.resolve(generations, alive, 4, handles, keys, -1) == 0
+    assert kernels.resolve(generations, alive, 4, handles, keys, -1, 8) == 0
     assert (keys == -1).all()
     # recycling hands out 0 (then 3), never 1 or 2
     out = np.empty(3, np.int64)
@@ -1185,10 +1188,10 @@ def test_resolve_every_dtype(dtype, layout):
     handles = make_array(values, dtype, layout)
     assert handles.dtype == dtype
     out = np.empty(len(values), np.int64)
-    assert kernels.resolve(generations, alive, count, handles, out, -1) == 2
+    assert kernels.resolve(generations, alive, count, handles, out, -1, 3) == 2
     assert out.tolist() == want
     out2 = np.empty(len(values), np.int64)
-    kernels.resolve(generations, alive, count, handles, out2, 2**31)
+    kernels.resolve(generations, alive, count, handles, out2, 2**31, 0)
     assert out2.tolist() == [2**31 if w == -1 else w for w in want]
 
     indexes = make_array([3, 2, 0, 2], dtype, layout)

@@ -329,7 +329,7 @@ def test_batch_kernels_agree_across_kinds(members, batch):
         first = kernels.first_mismatch(index, dense, n, q, True)
         d = dense.copy()
         ix = pickle.loads(pickle.dumps(index))
-        after_discard = kernels.discard(ix, d, n, q)
+        after_discard = kernels.discard(ix, d, n, q, *kernels.DISCARD_TUNING)
         removed_order = d[:n].tolist()
         reindexed = [int(kernels.find(ix, d, after_discard, x)) for x in d[:n]]
         d2 = dense.copy()

@@ -39,7 +39,7 @@ def test_an_untracked_component_has_no_reader_and_touch_does_nothing():
     with pytest.raises(ValueError, match=r"not tracked.*track=True"):
         w.reader("pos")
     w.touch("pos", e)  # nothing, not even a check
-    assert "_added" not in w["pos"]._stored
+    assert "_stamps" not in w["pos"]._stored
 
 
 def test_touch_checks_its_handles_and_marks_nothing_on_error():
@@ -119,7 +119,7 @@ def test_nbytes_counts_eight_bytes_per_tracked_row():
     for w in (plain, tracked):
         w.add("pos", w.create(1000), pos=0.0)
     grown = tracked["pos"].nbytes - plain["pos"].nbytes
-    assert grown == 8 * tracked["pos"]._array("_added").shape[0]
+    assert grown == 8 * tracked["pos"]._array("_stamps").shape[0]
 
 
 def test_the_clock_rebases_without_losing_an_event(monkeypatch):
@@ -160,6 +160,52 @@ def test_group_and_view_touch_mark_their_rows():
         g.touch("mass")
     with pytest.raises(KeyError):
         w.view("pos", exclude=("vel",)).touch("vel")
+
+
+def test_a_group_touch_stays_exact_as_rows_move_after_it():
+    # A whole group's touch is noted as one range of rows; the rows that
+    # move out of it or into it later must keep what happened to them.
+    w = World()
+    w.register("pos", "f8", track=True)
+    w.register("vel", "f8")
+    e = w.create(6)
+    w.add("pos", e, pos=0.0)
+    w.add("vel", e[:4], vel=1.0)
+    g = w.group("pos", "vel")
+    early, late = w.reader("pos"), None
+    g.touch("pos")  # e[0:4]
+    late = w.reader("pos")
+    w.touch("pos", e[5])  # not in the group; after the range
+    g.touch("pos")  # covers the held range: replaces it
+    w.remove("vel", e[1])  # e[1] leaves the group: its row moves out
+    w.add("vel", e[4], vel=1.0)  # e[4] joins: its row moves in, unwritten
+    assert sorted(early.changed().tolist()) == [e[0], e[1], e[2], e[3], e[5]]
+    assert sorted(late.changed().tolist()) == [e[0], e[1], e[2], e[3], e[5]]
+    early.commit()
+    g.touch("pos")
+    w.remove("pos", e[0])  # swap-and-pop inside the range
+    assert sorted(early.changed().tolist()) == [e[2], e[3], e[4]]
+    assert early.removed().tolist() == [e[0]]
+
+
+def test_a_range_of_rows_touched_is_settled_before_a_twin_exists():
+    # A twin could move rows unseen: handing it out writes the noted range
+    # into the stamps, and touches while it exists are stamped row by row.
+    w = World()
+    w.register("hp", "i4", track=True)
+    e = w.create(4)
+    w.add("hp", e, hp=1)
+    r = w.reader("hp")
+    w["hp"].touch_rows(slice(0, 2))  # e[0], e[1]
+    twin = w["hp"].jit
+    assert twin_apply(twin, 1, e[:1]) == 1  # e[3]'s row moves into row 0
+    assert sorted(r.changed().tolist()) == [e[1]]
+    assert r.removed().tolist() == [e[0]]
+    r.commit()
+    w["hp"].touch_rows(slice(0, 1))  # e[3], now in row 0
+    assert twin_apply(twin, 1, e[3:]) == 1
+    assert r.changed().tolist() == []
+    assert r.removed().tolist() == [e[3]]
 
 
 def test_a_write_scope_marks_at_exit_and_refuses_moved_rows():

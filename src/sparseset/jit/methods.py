@@ -556,13 +556,13 @@ def _touch(self, i):  # type: ignore[no-untyped-def]
     all on an untracked store."""
     if kind_of(self) is Kind.SET_ARRAY:
         return None
-    if COLUMN_PREFIX + "_changed" not in self.field_dict:
+    if COLUMN_PREFIX + "_stamps" not in self.field_dict:
         return lambda self, i: self.contains(i)
 
     def impl(self, i):  # type: ignore[no-untyped-def]
         p = find(self.sparse, self.dense, self.n, key_of(self, i))
         if p >= 0:
-            self._col__changed[p] = 0
+            self._col__stamps[p, 1] = 0
         return p >= 0
 
     return impl

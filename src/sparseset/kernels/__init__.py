@@ -12,6 +12,7 @@ through numba's own typing, so each operation is written once.
 from . import marks, partition
 from .algebra import filter_into
 from .batch import (
+    DISCARD_TUNING,
     JOIN_TUNING,
     LOOKUP_TUNING,
     NO_POSITIONS,
@@ -42,10 +43,19 @@ from .entities import (
 from .index import flat, hashed, kinds, paged
 from .index.hashed import HashIndex
 from .index.paged import PagedIndex
-from .rows import accumulate_rows, pack_back, pack_front, scatter_rows, take
+from .rows import (
+    accumulate_rows,
+    pack_back,
+    pack_front,
+    rows_stamped_after,
+    scatter_rows,
+    stamp_rows,
+    take,
+)
 from .scalar import add_one, discard_one, find_one
 
 __all__ = [
+    "DISCARD_TUNING",
     "INDEX_BITS",
     "INDEX_MASK",
     "JOIN_TUNING",
@@ -85,8 +95,10 @@ __all__ = [
     "push",
     "reindex",
     "resolve",
+    "rows_stamped_after",
     "scatter_rows",
     "sort",
+    "stamp_rows",
     "swap_members",
     "swap_remove",
     "take",

@@ -290,8 +290,13 @@ def reindex(sparse, dense, start, stop):
         insert(sparse, dense[np.uint64(k)], k)
 
 
+#: The tuning argument callers pass to :func:`discard_rows` and
+#: :func:`discard` (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
+DISCARD_TUNING = (config.ADD_PREFETCH_AHEAD,)
+
+
 @njit(**NO_NRT)
-def discard_rows(sparse, dense, n, ids, rows):
+def discard_rows(sparse, dense, n, ids, rows, ahead):
     """Swap-and-pop every member of ``ids`` in batch order, moving its rows.
 
     ``rows`` is a tuple of 2-D arrays (a store's columns, viewed as words),
@@ -300,6 +305,13 @@ def discard_rows(sparse, dense, n, ids, rows):
     past capacity, are ignored; the caller has rejected negative ids.
     Returns the new n.
 
+    Where the index :func:`~.kinds.prefetches_slots`, each step prefetches
+    the slot of the id ``ahead`` on and, where the kind
+    :func:`~.kinds.looks_ahead`, the dense entry and every column's row of
+    the candidate half as far on, and the slot of the member that will be
+    last by then: the misses of many removals are in flight at once, so
+    each column a store carries adds little to a removal's wait.
+
     Examples
     --------
     >>> import numpy as np
@@ -307,12 +319,27 @@ def discard_rows(sparse, dense, n, ids, rows):
     >>> batch = np.array([0, 2, 3])
     >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
     >>> mass = np.array([[10], [12], [13]], np.int64)
-    >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,))
+    >>> n = discard_rows(sparse, dense, n, np.array([0, 7]), (mass,), *DISCARD_TUNING)
     >>> dense[:n].tolist(), mass[:n, 0].tolist()
     ([3, 2], [13, 12])
     """
+    if ids.shape[0] == 0:
+        return n
+    final = np.uint64(ids.shape[0] - 1)
+    half = np.uint64(ahead // 2)
     for k in range(ids.shape[0]):
-        p = find(sparse, dense, n, ids[k])
+        u = np.uint64(k)
+        prefetch_slot(sparse, ids[min(u + np.uint64(ahead), final)])
+        if looks_ahead(sparse) and n > 0:
+            c = lookup(sparse, ids[min(u + half, final)])
+            if c < np.uint64(n):
+                prefetch(dense, c)
+                for coming in literal_unroll(rows):
+                    prefetch(coming, c * np.uint64(coming.shape[1]))
+            # If the removals ahead all hit, this member is the last one then.
+            t = np.uint64(n - 1) - min(half, np.uint64(n - 1))
+            prefetch_slot(sparse, dense[t])
+        p = find(sparse, dense, n, ids[u])
         if p >= 0:
             n = swap_remove(sparse, dense, n, p)
             hole = np.uint64(p)
@@ -328,7 +355,7 @@ def discard_rows(sparse, dense, n, ids, rows):
 
 
 @njit(cache=True)
-def discard(sparse, dense, n, ids):
+def discard(sparse, dense, n, ids, ahead):
     """:func:`discard_rows` for a set without columns; returns the new n.
 
     Examples
@@ -337,12 +364,12 @@ def discard(sparse, dense, n, ids):
     >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
     >>> batch = np.array([0, 2, 3])
     >>> n, _ = upsert(sparse, dense, 0, batch, NO_POSITIONS, 0, *UPSERT_TUNING)
-    >>> n = discard(sparse, dense, n, np.array([0, 7]))
+    >>> n = discard(sparse, dense, n, np.array([0, 7]), *DISCARD_TUNING)
     >>> dense[:n].tolist()
     [3, 2]
     """
     # One zero-width column: numba cannot iterate an empty tuple.
-    return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),))
+    return discard_rows(sparse, dense, n, ids, (np.empty((0, 0), np.uint8),), ahead)
 
 
 def answer(out, k, p):

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from .array_types import Int, IntArray, typed_njit
 from .options import NO_NRT
+from .prefetch import prefetch
 
 #: Bits of a handle that hold the index; the generation sits above them.
 INDEX_BITS = 32
@@ -111,25 +112,33 @@ def resolve(
     handles: IntArray,
     out: Handles,
     dead: Int,
+    ahead: Int,
 ) -> int:
     """``out[k]`` = the index of ``handles[k]`` if it is alive, else ``dead``.
 
     Returns the position of the first dead handle, or -1 if all are alive.
     A handle is dead if negative, if its index was never used, or if its
-    generation is not the index's current one on a live index.
+    generation is not the index's current one on a live index. Each step
+    prefetches the generation and liveness of the handle ``ahead`` on
+    (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`), so the misses of a
+    batch of scattered handles overlap.
 
     Examples
     --------
     >>> import numpy as np
     >>> generations = np.array([1, 0], np.uint32); alive = np.ones(2, np.bool_)
     >>> out = np.empty(3, np.int64)
-    >>> resolve(generations, alive, 2, np.array([1, 0, 2**32]), out, -1)
+    >>> resolve(generations, alive, 2, np.array([1, 0, 2**32]), out, -1, 8)
     1
     >>> out.tolist()
     [1, -1, 0]
     """
     first = -1
+    last = handles.shape[0] - 1
     for k in range(handles.shape[0]):
+        coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
+        prefetch(generations, coming)
+        prefetch(alive, coming)
         i = live_index(generations, alive, count, handles[k])
         if i >= 0:
             out[k] = i

@@ -7,6 +7,7 @@ structured dtypes included.
 
 from typing import Any, TypeAlias
 
+import numpy as np
 from numba import literal_unroll, njit
 from numpy.typing import NDArray
 
@@ -14,6 +15,7 @@ from .array_types import Int, IntArray, typed_njit
 from .element import find, swap_members
 from .index.kinds import Index
 from .options import NO_NRT
+from .prefetch import prefetch
 
 #: A column as these kernels see it: 2-D, row ``p`` belonging to ``dense[p]``
 #: (stores pass their columns as unsigned words).
@@ -84,6 +86,54 @@ def take(values: NDArray[Any], at: IntArray, out: NDArray[Any]) -> None:
     """
     for k in range(at.shape[0]):
         out[k] = values[at[k]]
+
+
+@typed_njit(**NO_NRT)
+def stamp_rows(
+    stamps: NDArray[Any], which: Int, positions: IntArray, tick: Int, ahead: Int
+) -> None:
+    """``stamps[positions[k], which] = tick`` for every k, prefetching the
+    row ``ahead`` on so that the misses of scattered rows overlap.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stamps = np.zeros((3, 2), np.uint32)
+    >>> stamp_rows(stamps, 1, np.array([2, 0]), 7, 8); stamps[:, 1].tolist()
+    [7, 0, 7]
+    """
+    last = positions.shape[0] - 1
+    for k in range(positions.shape[0]):
+        coming = np.uint64(positions[min(k + ahead, last)])
+        prefetch(stamps, coming * np.uint64(stamps.shape[1]))
+        stamps[np.uint64(positions[k]), which] = tick
+
+
+@typed_njit(**NO_NRT)
+def rows_stamped_after(
+    stamps: NDArray[Any], which: Int, since: Int, start: Int, stop: Int, out: IntArray
+) -> int:
+    """Write to ``out`` the rows ``p`` whose ``stamps[p, which]`` is past
+    ``since``, or that lie in ``[start, stop)``, ascending; how many.
+
+    One pass over a tracked store's stamps (a uint32 column of two per
+    row, see :mod:`sparseset.world.tracking`): numpy would build a mask of
+    every row, then scan it again.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> stamps = np.array([[1, 5], [1, 2], [1, 1], [1, 7]], np.uint32)
+    >>> out = np.empty(4, np.int64)
+    >>> count = rows_stamped_after(stamps, 1, 2, 2, 3, out); out[:count].tolist()
+    [0, 2, 3]
+    """
+    count = 0
+    for p in range(stamps.shape[0]):
+        if stamps[p, which] > since or (start <= p and p < stop):
+            out[count] = p
+            count += 1
+    return count
 
 
 @typed_njit(**NO_NRT)

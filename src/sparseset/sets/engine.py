@@ -589,18 +589,20 @@ class SetEngine:
 
     def discard(self, arr: np.ndarray) -> int:
         """Discard validated ids (non-negative, any integer dtype)."""
-        return self.removing(kernels.discard, arr)
+        return self.removing(kernels.discard, arr, *kernels.DISCARD_TUNING)
 
     def keep_only(self, arr: np.ndarray) -> int:
         """Remove every member not among validated ids."""
         return self.removing(kernels.keep_only, arr)
 
-    def removing(self, kernel: Any, arr: np.ndarray) -> int:
+    def removing(self, kernel: Any, arr: np.ndarray, *tuning: int) -> int:
         """Run a removal kernel (``discard`` or ``keep_only``) on validated
-        ids; how many members it removed. Every batch removal ends here."""
+        ids, with its tuning arguments; how many members it removed. Every
+        batch removal ends here."""
         a = self.state
         n = a.n
-        a.n = kernel(a.sparse, a.dense, n, kernel_ids(self.not_aliasing(arr)))
+        ids = kernel_ids(self.not_aliasing(arr))
+        a.n = kernel(a.sparse, a.dense, n, ids, *tuning)
         removed: int = n - a.n
         return removed
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernels
+from .. import config, kernels
 from ..io.schema import parse_schema
 from ..sets.engine import INT64_END, SetEngine
 from ..sets.ids import (
@@ -211,6 +211,9 @@ class ComponentStore(Guarded):
         self._stored = dict(self._schema)
         #: The clock of a store that stamps its rows (see _track_changes).
         self._clock: Callable[[], int] | None = None
+        #: ``(start, stop, tick)``: rows ``[start, stop)`` declared written
+        #: at ``tick`` and not yet in their stamps (see _stamp), or None.
+        self._written_range: tuple[int, int, int] | None = None
         self._engine = SetEngine.new(kind_named(index), capacity)
         self._key_map: KeyMap = IdKeys()
         state = self._engine.state
@@ -274,26 +277,36 @@ class ComponentStore(Guarded):
         array: np.ndarray = getattr(self._engine.state, f"_col_{name}")
         return array
 
-    def _carry(self, name: str, dtype: Any) -> None:
+    def _carry(self, name: str, dtype: Any, shape: tuple[int, ...] = ()) -> None:
         """Add a column of the store's own (``name`` starts with ``_``, so no
         schema column has it), zero-filled, that moves with the rows but is
         no column of the schema. Before any twin exists."""
         state = self._state()
-        self._stored[name] = (np.dtype(dtype), ())
-        setattr(state, f"_col_{name}", np.zeros(state.dense.shape[0], dtype))
+        self._stored[name] = (np.dtype(dtype), shape)
+        rows = state.dense.shape[0]
+        setattr(state, f"_col_{name}", np.zeros((rows, *shape), dtype))
 
     def _track_changes(self, clock: Callable[[], int]) -> None:
-        """Stamp rows from now on, from ``clock()``: ``_added`` with when
-        the row's id came, ``_changed`` with when the row was last written
-        by a declared write (:meth:`add`, :meth:`set`, :meth:`add_at`).
-        Before any row exists."""
-        self._carry("_added", np.uint32)
-        self._carry("_changed", np.uint32)
+        """Stamp rows from now on, from ``clock()``: ``_stamps[:, 0]`` with
+        when the row's id came, ``_stamps[:, 1]`` with when the row was last
+        written by a declared write (:meth:`add`, :meth:`set`,
+        :meth:`add_at`). Before any row exists."""
+        # Both stamps in one row of one column: a row move (swap-and-pop, a
+        # group's packing) then touches one more cache line, not two.
+        self._carry("_stamps", np.uint32, (2,))
         self._clock = clock
 
     def _stamp(self, written: Any, first_new: int, end: int) -> None:
-        """Stamp rows ``written`` (positions) changed and ``[first_new,
-        end)`` added, now; nothing for a store that does not stamp."""
+        """Stamp rows ``written`` (positions, or a slice) changed and
+        ``[first_new, end)`` added, now; nothing for a store that does not
+        stamp.
+
+        A slice of existing rows only (a group's ``touch``, a write scope)
+        is noted as one range, in O(1), while no twin could move rows
+        unseen: its stamps are written when rows next move or are
+        renumbered (:meth:`_settle_written`), and :meth:`_rows_stamped_after`
+        answers from the range meanwhile.
+        """
         if self._clock is None:
             return
         tick = self._clock()
@@ -301,11 +314,59 @@ class ComponentStore(Guarded):
             # A batch of new ids only: the rows written are the new ones,
             # one block (a fill, not a scatter).
             written = slice(first_new, end)
-        self._array("_changed")[written] = tick
-        self._array("_added")[first_new:end] = tick
+        if isinstance(written, slice) and first_new == end:
+            start, stop, step = written.indices(len(self))
+            if step == 1 and self._engine.twin is None:
+                self._note_written(start, stop, tick)
+                return
+        stamps = self._array("_stamps")
+        if isinstance(written, np.ndarray):
+            ahead = config.ADD_PREFETCH_AHEAD
+            kernels.stamp_rows(stamps, 1, written, tick, ahead)
+        else:
+            stamps[written, 1] = tick
+        stamps[first_new:end, 0] = tick
+
+    def _note_written(self, start: int, stop: int, tick: int) -> None:
+        """Note rows ``[start, stop)`` written at ``tick`` as the range."""
+        if stop <= start:
+            return
+        held = self._written_range
+        if held is not None and not (start <= held[0] and held[1] <= stop):
+            # Only a range that covers the held one replaces it: newer
+            # stamps over every row the older one named lose nothing.
+            self._settle_written()
+        self._written_range = (start, stop, tick)
+
+    def _settle_written(self) -> None:
+        """Write the noted range's tick into its rows' changed stamps.
+
+        Before rows move, are renumbered or go to a twin: the range names
+        positions. A row stamped since the range was noted keeps its newer
+        stamp (ticks only grow).
+        """
+        held, self._written_range = self._written_range, None
+        if held is not None:
+            start, stop, tick = held
+            changed = self._array("_stamps")[start : min(stop, len(self)), 1]
+            np.maximum(changed, np.uint32(tick), out=changed)
+
+    def _rows_stamped_after(self, since: int, which: int) -> np.ndarray:
+        """Positions of the members whose stamp ``which`` (0: added, 1:
+        changed) is past ``since``, the noted range included."""
+        n = len(self)
+        held = self._written_range
+        start = stop = 0
+        if which == 1 and held is not None and held[2] > since:
+            start, stop = held[0], held[1]
+        rows = np.empty(n, np.int64)  # pages never written are never touched
+        stamps = self._array("_stamps")[:n]
+        count = kernels.rows_stamped_after(stamps, which, since, start, stop, rows)
+        return rows[:count]
 
     def _rows(self) -> tuple[np.ndarray, ...]:
         """Every stored column as words, for the row-moving kernels."""
+        self._settle_written()
         return tuple(_words(self._array(name)) for name in self._stored) or _NO_ROWS
 
     def _fit_columns(self) -> None:
@@ -764,6 +825,7 @@ class ComponentStore(Guarded):
         # A store that stamps its rows (a tracked World store) gets a twin
         # that logs its removals for the readers.
         logs = self._clock is not None and entities is not None
+        self._settle_written()
         return self._engine.hand_out_twin(self._stored, entities, logs)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -811,7 +873,12 @@ class ComponentStore(Guarded):
         state = self._state()
         n = state.n
         state.n = kernels.discard_rows(
-            state.sparse, state.dense, n, kernel_ids(arr), self._rows()
+            state.sparse,
+            state.dense,
+            n,
+            kernel_ids(arr),
+            self._rows(),
+            *kernels.DISCARD_TUNING,
         )
         return int(n - state.n)
 
@@ -839,6 +906,7 @@ class ComponentStore(Guarded):
         >>> len(store)
         0
         """
+        self._written_range = None
         self._engine.clear()
 
     # -- order ------------------------------------------------------------
@@ -888,6 +956,7 @@ class ComponentStore(Guarded):
 
     def _permute(self, order: np.ndarray) -> None:
         """Put member ``order[k]`` (and its rows) at position k."""
+        self._settle_written()
         state = self._state()
         n = state.n
         members = state.dense[:n]

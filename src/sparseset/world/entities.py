@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import kernels
+from .. import config, kernels
 from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.sparse_set import FLAT_LIMIT
 
@@ -247,7 +247,13 @@ class Entities:
         reject_negative(arr, scalar)
         keys = np.empty(arr.shape[0], np.int64)
         first_dead = kernels.resolve(
-            self.generations, self.alive_flags, self.count, kernel_ids(arr), keys, dead
+            self.generations,
+            self.alive_flags,
+            self.count,
+            kernel_ids(arr),
+            keys,
+            dead,
+            config.ADD_PREFETCH_AHEAD,
         )
         return keys, scalar, first_dead, arr
 

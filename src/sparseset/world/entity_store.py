@@ -268,20 +268,22 @@ class EntityStore(ComponentStore):
         """
         return self._tracker is not None
 
-    def stamps(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(added, changed)`` stamps of the members, row for row: what a
-        reader filters. Part of the tracking interface.
+    def rows_after(self, since: int, changed: bool) -> np.ndarray:
+        """Positions of the members added (``changed=False``) or written
+        (``changed=True``) after clock ``since``: what a reader answers.
+        Part of the tracking interface.
 
         Examples
         --------
         >>> from sparseset import World
-        >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(2))
-        2
-        >>> [a.tolist() for a in w["hp"].stamps()]
-        [[1, 1], [1, 1]]
+        >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(3))
+        3
+        >>> w["hp"].touch_rows(slice(1, 3)); w["hp"].rows_after(1, True).tolist()
+        [1, 2]
+        >>> w["hp"].rows_after(1, False).tolist()
+        []
         """
-        n = len(self)
-        return self._array("_added")[:n], self._array("_changed")[:n]
+        return self._rows_stamped_after(since, int(changed))
 
     def handles_at(self, rows: np.ndarray) -> np.ndarray:
         """The handles of the members at ``rows``. Part of the tracking
@@ -313,14 +315,14 @@ class EntityStore(ComponentStore):
         >>> r.added().tolist()  # the reader settles first
         [0]
         """
+        self._settle_written()
         twin = self._engine.twin
         if twin is None or self._tracker is None:
             return
         n = len(self)
         tick = self._tracker.tick
-        for name in ("_added", "_changed"):
-            stamps = self._array(name)[:n]
-            stamps[stamps == 0] = tick
+        stamps = self._array("_stamps")[:n]
+        stamps[stamps == 0] = tick
         count = int(twin.removed_count)
         if count:
             handles = twin.removed_handles[:count].copy()
@@ -330,10 +332,9 @@ class EntityStore(ComponentStore):
     def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase).
         Part of the tracking interface."""
-        n = len(self)
-        for name in ("_added", "_changed"):
-            stamps = self._array(name)[:n]
-            stamps[...] = squeeze(stamps.astype(np.int64))
+        self._settle_written()
+        stamps = self._array("_stamps")[: len(self)]
+        stamps[...] = squeeze(stamps.astype(np.int64))
 
     def touch(self, ids: Any) -> None:
         """Declare the rows of entities written: a tracked component's

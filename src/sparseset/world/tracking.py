@@ -1,12 +1,13 @@
 """Change tracking: which entities got, changed or lost a component, per reader.
 
 A component registered with ``track=True`` stamps its rows from the world's
-clock: ``_added`` when the entity got the component, ``_changed`` when its
-row was last written through a declared write (an add, ``set``, ``add_at``,
-``touch``). Both are uint32 columns the rows carry (8 bytes per row), so
-every row move (swap-and-pop, a group's packing, a sort) keeps them with
-their entity. A removal (``remove``, ``discard``, ``destroy``, ``clear``)
-appends the entities' handles to the component's :class:`RemovalLog`.
+clock: ``_stamps[:, 0]`` when the entity got the component, ``_stamps[:, 1]``
+when its row was last written through a declared write (an add, ``set``,
+``add_at``, ``touch``). Both are uint32, in one column the rows carry (8
+bytes per row), so every row move (swap-and-pop, a group's packing, a sort)
+keeps them with their entity. A removal (``remove``, ``discard``,
+``destroy``, ``clear``) appends the entities' handles to the component's
+:class:`RemovalLog`.
 Untracked components have none of it.
 
 A :class:`Reader` remembers the clock at its last commit, ``since``; its
@@ -21,7 +22,7 @@ arrays, a twin's columns) are not seen: declare them with ``touch``.
 
 ``@njit`` code changes a component through its twin, out of the world's
 sight: a twin's ``add`` leaves the new row's stamps 0 and its ``touch``
-sets ``_changed`` to 0 ("written, not yet stamped"), and a tracked
+sets the changed stamp to 0 ("written, not yet stamped"), and a tracked
 component's twin logs the handles its ``remove`` takes. A reader settles
 these (:meth:`EntityStore.settle`) before it answers or commits: the
 stamps take the clock then, so each event still reaches each reader once.
@@ -48,8 +49,9 @@ class Stamped(Protocol):
     @property
     def name(self) -> str: ...
 
-    def stamps(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(added, changed)`` of the members, row for row."""
+    def rows_after(self, since: int, changed: bool) -> np.ndarray:
+        """Positions of the members added (or, ``changed``, written) after
+        clock ``since``."""
         ...
 
     def handles_at(self, rows: np.ndarray) -> np.ndarray:
@@ -322,16 +324,14 @@ class Reader:
         """Entities that got the component since, and have it now."""
         with self._lock:
             self._open()
-            added, _ = self._store.stamps()
-            return self._store.handles_at(np.flatnonzero(added > self.since))
+            return self._store.handles_at(self._store.rows_after(self.since, False))
 
     def changed(self) -> np.ndarray:
         """Entities written since (declared writes, replacements and
         additions), that have the component now; :meth:`added` is a subset."""
         with self._lock:
             self._open()
-            _, changed = self._store.stamps()
-            return self._store.handles_at(np.flatnonzero(changed > self.since))
+            return self._store.handles_at(self._store.rows_after(self.since, True))
 
     def removed(self) -> np.ndarray:
         """Entities that lost the component since, and do not have it now
