@@ -522,11 +522,10 @@ def id_bounds(ids):
     """
     low = high = ids[0]
     for k in range(1, ids.shape[0]):
+        # min and max, not an if/elif: branch-free, so the loop vectorises.
         x = ids[k]
-        if x < low:
-            low = x
-        elif x > high:
-            high = x
+        low = min(low, x)
+        high = max(high, x)
     return low, high
 
 
