@@ -18,6 +18,7 @@ from .batch import (
     UPSERT_TUNING,
     discard,
     discard_rows,
+    distinct_estimate,
     find_all,
     first_mismatch,
     grown_index,
@@ -42,10 +43,19 @@ from .entities import (
 from .index import flat, hashed, kinds, paged
 from .index.hashed import HashIndex
 from .index.paged import PagedIndex
-from .rows import accumulate_rows, pack_back, pack_front, scatter_rows, take
+from .rows import (
+    ACCUMULATE_TUNING,
+    candidates_for,
+    pack_back,
+    pack_front,
+    scatter_rows,
+    take,
+    upsert_accumulate,
+)
 from .scalar import add_one, discard_one, find_one
 
 __all__ = [
+    "ACCUMULATE_TUNING",
     "INDEX_BITS",
     "INDEX_MASK",
     "JOIN_TUNING",
@@ -54,14 +64,15 @@ __all__ = [
     "UPSERT_TUNING",
     "HashIndex",
     "PagedIndex",
-    "accumulate_rows",
     "add_one",
+    "candidates_for",
     "claim",
     "create_entities",
     "destroy_entities",
     "discard",
     "discard_one",
     "discard_rows",
+    "distinct_estimate",
     "filter_into",
     "find",
     "find_all",
@@ -92,4 +103,5 @@ __all__ = [
     "take",
     "unindex",
     "upsert",
+    "upsert_accumulate",
 ]
