@@ -86,7 +86,9 @@ def upsert_accumulate(
     in order, append ``ids[k]`` if it is no member (its row zeroed in every
     column of ``sums``), then add its values to its row: ``column[p] +=
     values[k]`` (``values[0]`` where ``values`` has one row), a repeated id
-    once per occurrence (``np.add.at``'s rule), in the column's dtype.
+    once per occurrence (``np.add.at``'s rule), in the column's dtype:
+    unlike the other row kernels' words, these columns are typed numbers
+    (2-D: rows by their elements), since an addition needs the dtype.
 
     The caller has validated the ids (so the index refuses one only for
     lack of room) and checked that no sum overflows; every column has at

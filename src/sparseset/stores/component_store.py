@@ -598,7 +598,8 @@ class ComponentStore(Guarded):
         """
         engine = self._engine
         state = self._state()
-        positions = np.empty(arr.shape[0] if self._clock else 0, np.int64)
+        stamps = self._clock is not None
+        positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
         (ahead,) = kernels.ACCUMULATE_TUNING
         candidates = kernels.candidates_for(ahead)
         m, stop, members = state.n, 0, 0
