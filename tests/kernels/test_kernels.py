@@ -10,6 +10,7 @@ member (and of removed ids just past n), and membership over the whole
 arrays, to catch writes past the lengths it was promised.
 """
 
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -1271,3 +1272,69 @@ def test_tuning_arguments_change_no_answer(kind, tuning):
     member = want.tolist()
     assert rows[:m].tolist() == [k for k, p in enumerate(member) if p >= 0]
     assert found[:m].tolist() == [p for p in member if p >= 0]
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@given(
+    ids=st.lists(st.integers(0, 60), max_size=80),
+    room=st.integers(0, 8),
+    ahead=st.sampled_from([0, 1, 2, 7, 32]),
+    one_value=st.booleans(),
+)
+def test_upsert_accumulate_stops_when_full_and_resumes(
+    kind, ids, room, ahead, one_value
+):
+    """Against a dict: every occurrence adds its values to its id's row,
+    new ids appended in first-seen order with zeroed rows; where ``dense``
+    is full the kernel stops at the first id it cannot take, with
+    everything before it counted, and a call from there finishes the job.
+    Columns and ``dense`` are exactly as long as needed (bounds-checked)."""
+    arr = np.array(ids, np.int64)
+    index = KINDS[kind].sized(61, 61)
+    dense = np.empty(room, KINDS[kind].id_dtype)
+    count = np.full((room, 1), -9, np.int64)  # garbage until a row is claimed
+    weight = np.full((room, 2), -9.0)
+    ones = np.ones((1, 1), np.int64)
+    w = np.stack([arr * 0.5, -arr * 0.25], axis=1).reshape(-1, 2)
+    positions = np.full(arr.shape[0], -1, np.int64)
+    candidates = kernels.candidates_for(ahead)
+    m, stop = 0, 0
+    while True:
+        m, stop = kernels.upsert_accumulate(
+            index,
+            dense,
+            m,
+            arr,
+            ((count, ones), (weight, w if not one_value else w[:1])),
+            positions,
+            stop,
+            candidates,
+            ahead,
+        )
+        if stop < 0:
+            break
+        assert m == dense.shape[0]  # the only reason to stop here
+        assert dense[:m].tolist() == list(dict.fromkeys(ids[:stop]))
+        dense = np.r_[dense, np.empty(3, dense.dtype)]
+        count = np.r_[count, np.full((3, 1), -9, np.int64)]
+        weight = np.r_[weight, np.full((3, 2), -9.0)]
+    order = list(dict.fromkeys(ids))
+    assert dense[:m].tolist() == order
+    want = Counter(ids)
+    assert count[:m, 0].tolist() == [want[x] for x in order]
+    model = {x: [0.0, 0.0] for x in order}
+    for k, x in enumerate(ids):
+        row = w[0 if one_value else k]
+        model[x][0] += row[0]
+        model[x][1] += row[1]
+    assert weight[:m].tolist() == [model[x] for x in order]
+    assert positions.tolist() == [order.index(x) for x in ids]
+
+
+@pytest.mark.parametrize("distinct", [0, 1, 7, 100, 5_000, 200_000])
+def test_distinct_estimate_is_close(distinct):
+    rng = np.random.default_rng(distinct)
+    for keys in (np.arange(distinct) * 4_096, rng.choice(2**62, distinct)):
+        ids = np.r_[keys, keys[: distinct // 2]].astype(np.int64)
+        got = kernels.distinct_estimate(np.r_[np.int64(-1), ids], 1)
+        assert abs(got - distinct) <= max(2, 0.05 * distinct)

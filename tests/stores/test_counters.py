@@ -135,3 +135,96 @@ def test_a_world_store_counts_handles_runs_hooks_and_defers():
     w.destroy(e[0])
     with pytest.raises(ValueError, match="dead"):
         w["hits"].add_at(e[0], hits=1)
+
+
+#: Ids each kind takes, wide enough to spread over its index.
+ID_RANGE = {"flat": 10**5, "paged": 2**47, "hash": 2**62}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+def test_a_counter_growing_mid_batch_counts_in_first_seen_order(kind, data):
+    """Batches of repeated keys, many of them new: the counter grows while
+    it counts (dense, then the index), and ends as the model says, its new
+    keys in the order the batch first saw them."""
+    pool = data.draw(
+        st.lists(st.integers(0, ID_RANGE[kind]), min_size=1, max_size=200, unique=True)
+    )
+    keys = st.sampled_from(pool)
+    start = data.draw(st.lists(keys, max_size=20))
+    ids = data.draw(st.lists(keys, max_size=600))
+    counts = SparseMap("i8", index=kind)
+    counts.add_at(start, 1)
+    new = counts.add_at(np.array(ids, np.int64), 1)
+    assert new == len(set(ids) - set(start))
+    assert dict(counts.items()) == dict(Counter(start) + Counter(ids))
+    assert counts.ids.tolist() == list(dict.fromkeys([*start, *ids]))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_bad_batch_changes_nothing_after_many_new_ids(kind):
+    """The ids and the sums are checked before the first is counted: a bad
+    id or an overflowing sum at a batch's end leaves the map as it was,
+    with none of the batch's new ids in it."""
+    counts = SparseMap("i2", index=kind)
+    counts.add_at([5, 6, 5], [1, 2, 3])
+    before = (counts.ids.tolist(), counts.data.tolist())
+    fresh = np.arange(1_000, 3_000)
+    past = {"flat": 2**31, "paged": 2**48, "hash": 2**63}[kind]
+    bad_batches = [
+        (np.r_[fresh, -1], 1, ValueError),
+        (np.array([*fresh.tolist(), past], np.uint64), 1, ValueError),
+        (np.r_[fresh, 5, 5], np.r_[np.ones(2_000, np.int64), 2**14, 2**14], ValueError),
+        (np.r_[fresh, 5], 1.5, TypeError),
+        (np.r_[fresh, 5], [1, 2], ValueError),
+    ]
+    for ids, values, error in bad_batches:
+        with pytest.raises(error):
+            counts.add_at(ids, values)
+        assert (counts.ids.tolist(), counts.data.tolist()) == before
+        assert 1_000 not in counts and not counts.contains(fresh).any()
+    assert counts.add_at(fresh, 1) == 2_000
+    assert counts[[5, 6, 1_000, 2_999]].tolist() == [4, 2, 1, 1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_large_batch_counts_as_pandas_does(kind):
+    """Enough events and keys that the kernel's prefetch pipeline runs
+    full and the counter grows several times within the one call."""
+    rng = np.random.default_rng(28)
+    keys = rng.choice(ID_RANGE[kind], 20_000, replace=False)
+    ids = keys[rng.integers(0, keys.shape[0], 100_000)]
+    counts = ComponentStore({"n": "i4", "w": ("f8", 2)}, index=kind)
+    counts.add_at(ids[:10], n=1)
+    counts.add_at(ids, n=1, w=np.stack([np.ones(ids.shape[0]), ids % 4], axis=1))
+    want = Counter(ids.tolist()) + Counter(ids[:10].tolist())
+    assert counts.ids.tolist() == list(dict.fromkeys(ids.tolist()))
+    assert counts["n"].tolist() == [want[k] for k in counts.ids.tolist()]
+    w = {k: [0.0, 0.0] for k in want}
+    for k in ids.tolist():
+        w[k][0] += 1.0
+        w[k][1] += k % 4
+    assert counts["w"].tolist() == [w[k] for k in counts.ids.tolist()]
+
+
+def test_values_read_from_the_column_itself_are_read_as_they_were():
+    store = ComponentStore({"n": "i8"})
+    store.add([1, 2, 3], n=[10, 20, 30])
+    store.add_at([3, 2, 1], n=store["n"])
+    # Row 3 adds row 1's 10 as it was, not as the batch left it.
+    assert store["n"].tolist() == [40, 40, 40]
+
+
+def test_a_tracked_store_stamps_exactly_the_rows_add_at_wrote():
+    w = World()
+    w.register("hits", "i4", track=True)
+    e = w.create(6)
+    w.add("hits", e[[0, 1]], hits=1)
+    r = w.reader("hits")
+    assert w["hits"].add_at(e[[4, 1, 4, 3]], hits=1) == 2
+    assert sorted(r.added().tolist()) == sorted(e[[4, 3]].tolist())
+    assert sorted(r.changed().tolist()) == sorted(e[[1, 3, 4]].tolist())
+    r.commit()
+    assert w["hits"].add_at(e[[0, 0]], hits=2) == 0
+    assert r.added().tolist() == [] and r.changed().tolist() == [e[0]]
+    assert w.get("hits", e[[0, 1, 3, 4]])["hits"].tolist() == [5, 2, 1, 2]

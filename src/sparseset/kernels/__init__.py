@@ -19,6 +19,7 @@ from .batch import (
     UPSERT_TUNING,
     discard,
     discard_rows,
+    distinct_estimate,
     find_all,
     first_mismatch,
     grown_index,
@@ -44,17 +45,20 @@ from .index import flat, hashed, kinds, paged
 from .index.hashed import HashIndex
 from .index.paged import PagedIndex
 from .rows import (
-    accumulate_rows,
+    ACCUMULATE_TUNING,
+    candidates_for,
     pack_back,
     pack_front,
     rows_stamped_after,
     scatter_rows,
     stamp_rows,
     take,
+    upsert_accumulate,
 )
 from .scalar import add_one, discard_one, find_one
 
 __all__ = [
+    "ACCUMULATE_TUNING",
     "DISCARD_TUNING",
     "INDEX_BITS",
     "INDEX_MASK",
@@ -64,14 +68,15 @@ __all__ = [
     "UPSERT_TUNING",
     "HashIndex",
     "PagedIndex",
-    "accumulate_rows",
     "add_one",
+    "candidates_for",
     "claim",
     "create_entities",
     "destroy_entities",
     "discard",
     "discard_one",
     "discard_rows",
+    "distinct_estimate",
     "filter_into",
     "find",
     "find_all",
@@ -104,4 +109,5 @@ __all__ = [
     "take",
     "unindex",
     "upsert",
+    "upsert_accumulate",
 ]

@@ -16,6 +16,7 @@ its slow path, tens of microseconds, for every call that omits one.)
 import numpy as np
 from numba import literal_unroll, njit
 from numba.core import types as numba_types
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import overload, register_jitable
 
 from .. import config
@@ -549,12 +550,83 @@ def id_bounds(ids):
     """
     low = high = ids[0]
     for k in range(1, ids.shape[0]):
+        # min and max, not an if/elif: branch-free, so the loop vectorises.
         x = ids[k]
-        if x < low:
-            low = x
-        elif x > high:
-            high = x
+        low = min(low, x)
+        high = max(high, x)
     return low, high
+
+
+#: :func:`distinct_estimate`'s registers: ``2**ESTIMATE_BITS``, each a byte.
+ESTIMATE_BITS = 12
+
+
+@register_jitable
+def mixed(x):
+    """``x`` hashed to 64 bits in which every input bit moves every output
+    bit (murmur3's finalizer), for estimates that need random-looking bits
+    of any ids, sequential and strided ones included.
+
+    Examples
+    --------
+    >>> with np.errstate(over="ignore"):  # uncompiled, numpy warns of the wrap
+    ...     int(mixed(np.uint64(1))) != int(mixed(np.uint64(2)))
+    True
+    """
+    h = np.uint64(x)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True)
+def distinct_estimate(ids, start):
+    """About how many distinct ids ``ids[start:]`` holds, in one pass and
+    4 KiB: a HyperLogLog sketch of ``2**ESTIMATE_BITS`` registers (a
+    standard error of about 1.6%), linear counting for small counts.
+
+    What a batch's distinct ids will need is unknown until they are
+    counted; this sizes a table for them in one pass over the ids, where
+    growing by doubling would rehash every member a second time.
+
+    Examples
+    --------
+    >>> ids = np.arange(100_000) % 30_000
+    >>> 0.95 < distinct_estimate(ids, 0) / 30_000 < 1.05, distinct_estimate(ids, 99_990)
+    (True, 10)
+    """
+    registers = np.zeros(1 << ESTIMATE_BITS, np.uint8)
+    low = np.uint64(64 - ESTIMATE_BITS)
+    # A stop bit, so a hash whose low bits are all zero still has a rank.
+    stop = np.uint64(1) << low
+    # Hashed a chunk at a time first: that loop vectorises, the register
+    # updates cannot.
+    hashes = np.empty(1024, np.uint64)
+    for first in range(start, ids.shape[0], hashes.shape[0]):
+        count = min(hashes.shape[0], ids.shape[0] - first)
+        for i in range(count):
+            hashes[i] = mixed(ids[first + i])
+        for i in range(count):
+            h = hashes[i]
+            r = h >> low
+            rank = np.uint8(trailing_zeros(h | stop) + 1)  # type: ignore[call-arg]
+            # A branch, not a max: rarely taken once the registers have
+            # filled, so most steps store nothing.
+            if rank > registers[r]:
+                registers[r] = rank
+    size = float(registers.shape[0])
+    total = 0.0
+    empty = 0
+    for r in range(registers.shape[0]):
+        total += 2.0 ** -float(registers[r])
+        empty += registers[r] == 0
+    estimate = 0.7213 / (1.0 + 1.079 / size) * size * size / total
+    if estimate <= 2.5 * size and empty > 0:
+        estimate = size * np.log(size / empty)
+    return round(estimate)
 
 
 @njit(cache=True)

@@ -11,9 +11,10 @@ import numpy as np
 from numba import literal_unroll, njit
 from numpy.typing import NDArray
 
+from .. import config
 from .array_types import Int, IntArray, typed_njit
-from .element import find, swap_members
-from .index.kinds import Index
+from .element import claim, confirm, find, swap_members
+from .index.kinds import Index, lookup, prefetch_slot
 from .options import NO_NRT
 from .prefetch import prefetch
 
@@ -44,29 +45,134 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
             column[row, j] = values[k, j]
 
 
-@njit(cache=True)
-def accumulate_rows(column: Column, positions: IntArray, values: Column) -> None:
-    """``column[positions[k]] += values[k]`` for every ``k``: a repeated
-    position accumulates each occurrence (``np.add.at``'s rule), in the
-    column's own dtype; ``values`` of one row adds that row each time. The
-    caller has checked that no sum overflows.
+#: The tuning argument callers pass to :func:`upsert_accumulate`
+#: (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
+ACCUMULATE_TUNING = (config.ADD_PREFETCH_AHEAD,)
 
-    Unlike the other row kernels, these columns are typed numbers (2-D:
-    rows by their elements), not words: an addition needs the dtype.
+#: A column to accumulate into and the values to add: ``(column, values)``,
+#: both 2-D and typed (rows by their elements), ``values`` with a row per
+#: id or one row for every id.
+Sum: TypeAlias = tuple[NDArray[Any], NDArray[Any]]
+
+
+def candidates_for(ahead: int) -> NDArray[np.uint64]:
+    """The scratch ring :func:`upsert_accumulate` keeps its looked-up
+    candidates in: a power of two longer than ``ahead // 2``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> column = np.zeros((3, 1), np.int32)
-    >>> accumulate_rows(column, np.array([2, 0, 2]), np.ones((1, 1), np.int32))
-    >>> column[:, 0].tolist()
-    [1, 0, 2]
+    >>> candidates_for(32).shape, candidates_for(0).shape
+    ((32,), (1,))
     """
-    step = 1 if values.shape[0] > 1 else 0
-    for k in range(positions.shape[0]):
-        row = positions[k]
-        for j in range(column.shape[1]):
-            column[row, j] += values[k * step, j]
+    length = 1
+    while length <= ahead // 2:
+        length *= 2
+    return np.empty(length, np.uint64)
+
+
+@typed_njit(**NO_NRT)
+def upsert_accumulate(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    ids: IntArray,
+    sums: tuple[Sum, ...],
+    positions: IntArray,
+    start: int,
+    candidates: NDArray[np.uint64],
+    ahead: int,
+) -> tuple[Int, Int]:
+    """A counter's batch in one pass: for each ``k`` in ``[start, len(ids))``
+    in order, append ``ids[k]`` if it is no member (its row zeroed in every
+    column of ``sums``), then add its values to its row: ``column[p] +=
+    values[k]`` (``values[0]`` where ``values`` has one row), a repeated id
+    once per occurrence (``np.add.at``'s rule), in the column's dtype:
+    unlike the other row kernels' words, these columns are typed numbers
+    (2-D: rows by their elements), since an addition needs the dtype.
+
+    The caller has validated the ids (so the index refuses one only for
+    lack of room) and checked that no sum overflows; every column has at
+    least ``len(dense)`` rows. Unless ``positions`` is empty,
+    ``positions[k]`` receives the row of ``ids[k]``. Returns ``(new_n,
+    stop)``: ``stop`` is -1 when the batch is done, else the position of
+    the first id not taken for lack of room (in ``dense``, or in the
+    index); everything before it is in and added, so the caller grows and
+    calls again from ``stop`` with ``new_n``.
+
+    One pass instead of an upsert recording positions and an accumulating
+    pass over them, and software-pipelined, so that the cache misses of
+    many ids are in flight at once: each step prefetches the index slot of
+    the id ``ahead`` places on, looks up the id ``ahead // 2`` on (its slot
+    now in cache) and prefetches that candidate's ``dense`` entry and
+    rows; the id itself is then proven a member by ``dense`` at its
+    candidate, or claimed (new, or appended since its lookup).
+    ``candidates`` is scratch for the lookups in flight
+    (:func:`candidates_for`), allocated by the caller: the kernel runs
+    without NRT.
+
+    Examples
+    --------
+    >>> sparse = np.empty(8, np.uint32); dense = np.empty(8, np.int32)
+    >>> n_col = np.empty((8, 1), np.int64); w_col = np.empty((8, 2), np.float64)
+    >>> ids = np.array([5, 2, 5, 5])
+    >>> sums = ((n_col, np.ones((1, 1), np.int64)), (w_col, np.full((4, 2), 0.5)))
+    >>> upsert_accumulate(
+    ...     sparse, dense, 0, ids, sums, np.empty(0, np.int64), 0, candidates_for(4), 4
+    ... )
+    (2, -1)
+    >>> dense[:2].tolist(), n_col[:2, 0].tolist(), w_col[:2, 1].tolist()
+    ([5, 2], [3, 1], [1.5, 0.5])
+    """
+    count = ids.shape[0]
+    m = n
+    if start >= count:
+        return m, -1
+    record = positions.shape[0] != 0
+    rows = np.uint64(dense.shape[0])
+    last = np.uint64(count - 1)
+    mask = np.uint64(candidates.shape[0] - 1)
+    near = np.uint64(ahead // 2)
+    first = np.uint64(start)
+    # The pipeline's first stages for the ids its first steps take.
+    for k in range(first, min(first + np.uint64(ahead), last + np.uint64(1))):
+        prefetch_slot(sparse, ids[k])
+    for k in range(first, min(first + near, last + np.uint64(1))):
+        candidates[k & mask] = lookup(sparse, ids[k])
+    for k in range(first, last + np.uint64(1)):
+        # Unsigned throughout: numba would otherwise guard every access
+        # against negative indexes.
+        prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+        j = k + near
+        found = np.uint64(lookup(sparse, ids[min(j, last)]))
+        candidates[j & mask] = found
+        c = found if found < np.uint64(m) else np.uint64(0)
+        prefetch(dense, c)
+        for pair in literal_unroll(sums):
+            prefetch(pair[0], c * np.uint64(pair[0].shape[1]))
+        x = ids[k]
+        p = confirm(dense, m, candidates[k & mask], x)
+        if p < 0:
+            if np.uint64(m) == rows:
+                return m, np.int64(k)
+            p = claim(sparse, dense, m, x)
+            if p < 0:
+                return m, np.int64(k)
+            if p == m:
+                m += 1
+                row = np.uint64(p)
+                for pair in literal_unroll(sums):
+                    for w in range(pair[0].shape[1]):
+                        pair[0][row, w] = 0
+        if record:
+            positions[k] = p
+        row = np.uint64(p)
+        # Inline, as in discard_rows: no call and no reference count per id.
+        for pair in literal_unroll(sums):
+            column, values = pair
+            at = k if values.shape[0] > 1 else np.uint64(0)
+            for w in range(column.shape[1]):
+                column[row, w] += values[at, w]
+    return m, -1
 
 
 @typed_njit(**NO_NRT)

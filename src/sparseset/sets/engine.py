@@ -570,6 +570,21 @@ class SetEngine:
             )
         return int(m)
 
+    def make_room(self, m: int, members: int, top: int) -> None:
+        """Room for more ids past the ``m`` that ``dense`` holds, in a batch
+        under way (``n`` not yet set; see :meth:`insert`): ``dense`` grown
+        towards ``members`` slots if it is full, else (or where it is at
+        its limit) the index regrown, keeping the positions of
+        ``dense[:m]``, for ``members`` members and ids up to ``top``.
+        """
+        a = self.state
+        rows = a.dense.shape[0]
+        if m == rows:
+            self.grow_dense(members)
+        if a.dense.shape[0] == rows:
+            self.grow_index(max(members, m + 1), top, m)
+            self.grow_dense(members)
+
     def validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
         """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
         return checked_top(self.kind, arr, scalar, source)

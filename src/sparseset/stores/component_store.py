@@ -36,6 +36,8 @@ from .keys import IdKeys, KeyMap
 _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 # discard_rows needs at least one column to unroll over (see kernels.discard).
 _NO_ROWS = (np.empty((0, 0), np.uint8),)
+# upsert_accumulate likewise, for an add_at that names no column.
+_NO_SUMS = ((np.empty((0, 0), np.uint8), np.empty((1, 0), np.uint8)),)
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -369,10 +371,13 @@ class ComponentStore(Guarded):
         self._settle_written()
         return tuple(_words(self._array(name)) for name in self._stored) or _NO_ROWS
 
-    def _fit_columns(self) -> None:
-        """Give every stored column as many rows as ``dense`` has slots."""
+    def _fit_columns(self, in_use: int | None = None) -> None:
+        """Give every stored column as many rows as ``dense`` has slots,
+        keeping the first ``in_use`` rows (the members' unless given: a
+        batch under way keeps the rows it has appended too)."""
         state = self._state()
-        rows, n = state.dense.shape[0], state.n
+        rows = state.dense.shape[0]
+        n = state.n if in_use is None else in_use
         for name, (dtype, shape) in self._stored.items():
             old = getattr(state, f"_col_{name}")
             if old.shape[0] < rows:
@@ -572,6 +577,13 @@ class ComponentStore(Guarded):
         positions = np.empty(arr.shape[0], np.int64)
         new_n = self._engine.insert(arr, scalar, source, positions)
         self._fit_columns()
+        self._admit(n, new_n, given)
+        return n, new_n, positions
+
+    def _admit(self, n: int, new_n: int, given: Iterable[str]) -> None:
+        """Make ``dense[n:new_n]``, appended by a batch, members: their rows
+        zeroed in every stored column but the ``given`` ones."""
+        state = self._state()
         state.n = new_n
         if new_n != n:
             state.epoch += 1
@@ -579,7 +591,6 @@ class ComponentStore(Guarded):
             if name not in given:
                 # A zero of the dtype: blank strings and records, not "0".
                 self._array(name)[n:new_n] = np.zeros((), dtype)
-        return n, new_n, positions
 
     def add_at(self, ids: Any, /, **columns: Any) -> int:
         """Add each occurrence's values to its id's row: a counter.
@@ -620,15 +631,69 @@ class ComponentStore(Guarded):
             one = np.shape(value) == shape
             count = 1 if one else arr.shape[0]
             values[name] = self._prepare(count, {name: value})[name]
-        if arr.shape[0]:
-            self._check_sums(arr, scalar, ids, values)
-        # New rows start at zero, the accumulated columns too.
-        n, new_n, positions = self._insert_rows(arr, scalar, ids, ())
-        for name, rows in values.items():
-            column = _elements(self._column(name))
-            kernels.accumulate_rows(column, positions, _elements(rows))
+        if not arr.shape[0]:
+            return 0
+        top = self._engine.validate_add(arr, scalar, ids)
+        self._check_sums(arr, scalar, ids, values)
+        n = len(self)
+        new_n, positions = self._accumulate(kernel_ids(arr), top, values)
+        # The kernel zeroed the new rows of the accumulated columns.
+        self._admit(n, new_n, values.keys())
         self._stamp(positions, n, new_n)
         return int(new_n - n)
+
+    def _accumulate(
+        self, arr: np.ndarray, top: int, values: dict[str, np.ndarray]
+    ) -> tuple[int, np.ndarray]:
+        """Append the ids of ``arr`` (validated, ids up to ``top``) that are
+        not members and add each occurrence's ``values`` to its row, in one
+        kernel pass; ``(n after, each id's row)`` (no rows unless the store
+        stamps them). ``n`` itself is left for the caller to set.
+
+        The kernel stops where ``dense`` or the index is full. The first
+        time, the distinct ids still to come are estimated and everything
+        grows once for them: a counter's batch repeats its ids, so growing
+        for every id left (as :meth:`SetEngine.insert` does for a set's)
+        would make tables many times too large, and doubling would rehash
+        every member again. Past that estimate, doubling.
+        """
+        engine = self._engine
+        state = self._state()
+        stamps = self._clock is not None
+        positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
+        (ahead,) = kernels.ACCUMULATE_TUNING
+        candidates = kernels.candidates_for(ahead)
+        m, stop, members = state.n, 0, 0
+        flats = {}
+        for name, rows in values.items():
+            flat = _elements(rows)
+            # The kernel reads the values while it writes the column.
+            alias = np.may_share_memory(flat, self._column(name))
+            flats[name] = flat.copy() if alias else flat
+        while True:
+            self._fit_columns(m)
+            sums = tuple(
+                (_elements(self._column(name)), flat) for name, flat in flats.items()
+            )
+            done, stopped = kernels.upsert_accumulate(
+                state.sparse,
+                state.dense,
+                m,
+                arr,
+                sums or _NO_SUMS,
+                positions,
+                stop,
+                candidates,
+                ahead,
+            )
+            m, stop = int(done), int(stopped)
+            if stop < 0:
+                return m, positions
+            if not members:
+                members = m + kernels.distinct_estimate(arr, stop) * 9 // 8 + 1
+            elif m >= members:
+                members = 2 * m
+            engine.make_room(m, members, top)
 
     def _check_sums(
         self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]
