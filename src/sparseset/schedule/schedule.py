@@ -14,9 +14,9 @@ Two arguments are the schedule's to give: a system that takes ``commands``
 gets a :class:`~sparseset.world.commands.Commands` buffer, applied when its
 batch ends (the batch's buffers in registration order), and the system's
 own ``with world.deferred()`` blocks record into the same buffer; one that
-takes
-``changes`` gets a :class:`Changes`: a reader per tracked component it
-declares, answering what changed since the system's own previous run.
+takes ``changes`` gets a :class:`~sparseset.schedule.Changes`: a reader per
+tracked component it declares, answering what changed since the system's
+own previous run.
 """
 
 from __future__ import annotations
@@ -271,7 +271,8 @@ class Schedule:
             Takes the world first, then the run's keyword arguments it names
             (all of them if it takes ``**kwargs``), plus ``commands`` (a
             deferred-command buffer applied when its batch ends) and
-            ``changes`` (:class:`Changes`) if it names them.
+            ``changes`` (:class:`~sparseset.schedule.Changes`) if it names
+            them.
         reads, writes : str or iterable of str
             The components it reads, and writes (writing implies reading).
         after, before : str or iterable of str

@@ -225,7 +225,7 @@ class EntityStore(ComponentStore):
 
     def track(self, tracker: Tracker) -> None:
         """Stamp this component's rows and log its removals for ``tracker``
-        from now on (see :mod:`.tracking`). Part of the World interface:
+        from now on (see :mod:`sparseset.world.tracking`). Part of the World interface:
         ``register(..., track=True)`` calls it before any row exists.
 
         Examples

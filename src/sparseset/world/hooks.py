@@ -40,7 +40,7 @@ EVENTS = ("add", "remove")
 
 
 class Subscription:
-    """A hook's registration; :meth:`close` unsubscribes it.
+    """A hook's registration; ``close()`` unsubscribes it.
 
     Also a context manager that closes it at the end of the block.
 
