@@ -68,7 +68,12 @@ class Subscription:
         return self._hooks is None
 
     def close(self) -> None:
-        """Stop calling the hook (closing twice is fine)."""
+        """Stop calling the hook (closing twice is fine).
+
+        Notes
+        -----
+        O(h) for the h hooks of the same event and component.
+        """
         hooks, self._hooks = self._hooks, None
         if hooks is not None:
             # By identity: two subscriptions of one function are two hooks.
