@@ -1222,6 +1222,10 @@ class ComponentStore(Guarded):
             A column of a type no store holds (strings, variable-length
             lists, dictionaries), or ids that are not integers.
 
+        Notes
+        -----
+        O(n) per column for n rows (the rows are added as ``add`` adds them).
+
         Examples
         --------
         >>> import pyarrow as pa
@@ -1288,6 +1292,10 @@ class ComponentStore(Guarded):
         :func:`~sparseset.sets.index_kinds.choose_kind` picks from the ids'
         range and density (see :meth:`from_arrow`).
 
+        Notes
+        -----
+        O(n) per column for n rows.
+
         Examples
         --------
         >>> import pandas as pd
@@ -1351,6 +1359,10 @@ class ComponentStore(Guarded):
         that is truncated or corrupted (page checksums are verified) or
         does not hold a store (the message says what :meth:`from_arrow`
         found wrong: no id column, a null, a column of strings, ...).
+
+        Notes
+        -----
+        O(n) per column for n rows, read and then added.
 
         Examples
         --------

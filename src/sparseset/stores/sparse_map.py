@@ -463,6 +463,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         a later pair for a key wins. All or nothing: a bad key or value
         raises and changes nothing.
 
+        Notes
+        -----
+        O(k) for k keys given, amortised as ``add``.
+
         Examples
         --------
         >>> m = SparseMap("i8"); m.update({1: 10, 2: 20}); m.update([(2, 5), (2, 6)])

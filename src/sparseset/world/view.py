@@ -284,6 +284,15 @@ class View(Guarded):
         readers see the view's entities in ``changed()`` (nothing for an
         untracked component).
 
+        Raises
+        ------
+        KeyError
+            If ``name`` is not one of the view's included or optional components.
+
+        Notes
+        -----
+        O(m) for the view's m matches (O(1) past the join on an untracked component).
+
         Examples
         --------
         >>> from sparseset import World

@@ -162,6 +162,11 @@ class World(Guarded):
         block records into the system's buffer instead, applied when the
         system's batch ends. See :class:`~sparseset.world.commands.Commands`.
 
+        Notes
+        -----
+        O(1) to open; the block's end applies its commands (see
+        :meth:`~sparseset.world.commands.Commands.apply`).
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4"); e = w.create(4)
@@ -221,6 +226,10 @@ class World(Guarded):
         entity that has the component now, as added and changed (as a
         system's first run sees the world). Raises ``ValueError`` for an
         untracked component. See :class:`~sparseset.world.tracking.Reader`.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -305,6 +314,10 @@ class World(Guarded):
         :mod:`sparseset.world.hooks`). Returns a
         :class:`~sparseset.world.hooks.Subscription`: ``close()`` it to stop.
 
+        Notes
+        -----
+        O(1); the hook then runs once per call that adds, with the handles it added.
+
         Examples
         --------
         >>> w = World(); w.register("pos", "f8"); w.register("cell", "i4")
@@ -324,6 +337,11 @@ class World(Guarded):
 
         A hook that raises stops the call with the world unchanged.
         Otherwise as :meth:`on_add`.
+
+        Notes
+        -----
+        O(1); the hook then runs once per call that removes, with the handles it
+        removes.
 
         Examples
         --------
@@ -756,6 +774,10 @@ class World(Guarded):
         Raises :class:`~sparseset.DeadHandleError` for a dead handle and
         ``ValueError`` for a batch (this asks about one entity).
 
+        Notes
+        -----
+        O(c) for the c registered components (each store is asked).
+
         Examples
         --------
         >>> w = World(); w.register("a"); w.register("b", "f8"); e = w.create(2)
@@ -775,6 +797,10 @@ class World(Guarded):
 
         Raises :class:`~sparseset.DeadHandleError` for a dead handle and
         ``ValueError`` for a batch.
+
+        Notes
+        -----
+        O(c) for the c registered components, plus the rows copied out.
 
         Examples
         --------
@@ -909,6 +935,10 @@ class World(Guarded):
             place of an older world directory at ``path`` (anything else
             there raises ``FileExistsError``). Needs pyarrow.
 
+        Notes
+        -----
+        O(n) for the world's entities and rows, written once.
+
         Examples
         --------
         >>> import pathlib, tempfile
@@ -935,6 +965,10 @@ class World(Guarded):
         inconsistent or wrong-version save, checked alike in both
         formats; a world is returned only once all of it has been read
         and checked.
+
+        Notes
+        -----
+        O(n) for the saved entities and rows, read and checked once.
 
         Examples
         --------
