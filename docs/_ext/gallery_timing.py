@@ -13,8 +13,12 @@ from typing import Any
 
 from sphinx.util import logging
 
-#: Seconds one example may run at build time (warm numba cache).
-EXAMPLE_SECONDS = 10.0
+#: Seconds one example may run at build time. The examples take seconds
+#: with a warm numba cache; the margin is for a cold one, where the first
+#: call of each kernel compiles it (the particle example compiles most of
+#: the World's kernels). An example past this has grown beyond an
+#: illustration.
+EXAMPLE_SECONDS = 60.0
 
 _logger = logging.getLogger(__name__)
 _started: dict[str, float] = {}
