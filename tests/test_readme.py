@@ -1,18 +1,67 @@
-"""Every ```python block in README.md runs, in order, in one namespace, and
-every command of its ```bash blocks names a real CLI option, nox session,
+"""Every ```python block in README.md and in each user-guide page
+(``docs/guide/*.md``) runs, in order, in one namespace per page, and every
+command of their ```bash blocks names a real CLI option, nox session,
 extra, asv command or directory.
 
 So the examples a newcomer copies cannot drift from the code. (The shell
 commands themselves run in CI: ``.ci/run`` installs, tests and runs the demo.)
 """
 
+import hashlib
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
+#: Guide pages that only link to the others.
+GUIDE_WITHOUT_CODE = {"index.md"}
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The ```python blocks of a Markdown page, in order."""
+    return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+
+
+def block_file(page: Path, index: int, code: str) -> Path:
+    """A file holding ``code``, named after its page, block and content.
+
+    Each block runs from a real file, as a user's script would, so that
+    numba's cache=True has a source file to key its cache on. The name
+    carries the code's hash and the file is never rewritten: numba keys
+    its cache on the file's path and time stamp, so an unchanged block
+    loads its functions from the cache on the next run instead of
+    compiling them again, and a changed one gets a file of its own.
+    """
+    folder = Path(tempfile.gettempdir()) / "sparseset-doc-blocks"
+    folder.mkdir(exist_ok=True)
+    digest = hashlib.sha256(code.encode()).hexdigest()[:12]
+    path = folder / f"{page.stem}_{index}_{digest}.py"
+    if not path.exists():
+        # Written aside and renamed: another test process may read it.
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(code)
+        partial.replace(path)
+    return path
+
+
+def run_block(page: Path, index: int, code: str, namespace: dict) -> None:
+    path = block_file(page, index, code)
+    exec(compile(code, str(path), "exec"), namespace)
+
+
+def script_namespace() -> dict:
+    # A script's namespace has a __name__: without one, numba takes the
+    # blocks' functions for generated code and pickles their globals (every
+    # object the page made, a world's lock included) into its cache.
+    return {"__name__": "__main__"}
+
+
+BLOCKS = python_blocks(README)
 
 
 def test_readme_has_examples():
@@ -21,30 +70,44 @@ def test_readme_has_examples():
 
 @pytest.fixture(scope="module")
 def namespace():
-    # A script's namespace has a __name__: without one, numba takes the
-    # blocks' functions for generated code and pickles their globals (every
-    # object the README made, a world's lock included) into its cache.
-    return {"__name__": "__main__"}
-
-
-@pytest.fixture(scope="module")
-def block_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("readme")
+    return script_namespace()
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs(index, namespace, block_dir):
-    # Each block runs from a real file, as a user's script would, so that
-    # numba's cache=True has a source file to key its cache on.
-    path = block_dir / f"readme_block_{index}.py"
-    path.write_text(BLOCKS[index])
-    exec(compile(BLOCKS[index], str(path), "exec"), namespace)
+def test_readme_block_runs(index, namespace):
+    run_block(README, index, BLOCKS[index], namespace)
+
+
+def test_the_guide_has_pages():
+    assert len(GUIDE) > len(GUIDE_WITHOUT_CODE)
+
+
+@pytest.mark.parametrize("page", GUIDE, ids=lambda page: page.name)
+def test_guide_page_runs(page):
+    # One test per page, its blocks in order: a page is one script, and
+    # its blocks must not be split between test processes.
+    blocks = python_blocks(page)
+    if page.name in GUIDE_WITHOUT_CODE:
+        assert blocks == []
+        return
+    assert blocks, f"{page.name} has no python example"
+    namespace = script_namespace()
+    for index, code in enumerate(blocks):
+        try:
+            run_block(page, index, code, namespace)
+        except Exception as error:
+            error.add_note(f"in python block {index + 1} of docs/guide/{page.name}")
+            raise
 
 
 # -- shell blocks: every command a reader can copy refers to something real --
 
-SHELL_BLOCKS = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S)
-ROOT = README.parent
+PAGES = [README, *GUIDE]
+SHELL_BLOCKS = [
+    block
+    for page in PAGES
+    for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S)
+]
 ASV_COMMANDS = {
     "machine",
     "run",
@@ -64,7 +127,7 @@ def shell_commands():
             yield from filter(None, (part.strip() for part in line.split("&&")))
 
 
-def test_readme_shell_commands_are_known():
+def test_shell_commands_are_known():
     import tomllib
 
     from sparseset.cli.commands import build_parser

@@ -439,7 +439,8 @@ def run_demo(
     seed : int, optional
         Seed of every random draw: the same seed gives the same run.
     save_path : str, optional
-        Where to write the final world with :meth:`World.save` (``.npz``).
+        Where to write the final world with :meth:`~sparseset.World.save`
+        (``.npz``).
     plot_path : str, optional
         Where to write a PNG of the final positions and the live count per
         step (needs matplotlib).

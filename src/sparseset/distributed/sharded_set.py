@@ -154,6 +154,19 @@ class ShardedSet(ShardedCollection):
     def from_ids(cls, ids: Any, **options: Any) -> ShardedSet:
         """``ShardedSet(ids, **options)``, named as ``SparseSet.from_ids`` is.
 
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range (in-memory
+            ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy, as the constructor: O(k) work for k ids when persisted.
+
         Examples
         --------
         >>> len(ShardedSet.from_ids([3, 3, 4], shards=2))
@@ -170,6 +183,17 @@ class ShardedSet(ShardedCollection):
         workers, split by shard where they are read. ``options`` are
         ``shards``, ``by``, ``index``, ``layout`` and ``space`` as for
         :class:`ShardedSet`.
+
+        Raises
+        ------
+        TypeError
+            If ``column`` is not a column name.
+        ImportError
+            If pyarrow is not installed.
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when persisted, one task per file part and shard.
 
         Examples
         --------
@@ -209,6 +233,19 @@ class ShardedSet(ShardedCollection):
         dask array). A dask Series answers an array with a block per
         partition.
 
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, one split pass per block and one task
+        per block and shard, with no shuffle.
+
         Examples
         --------
         >>> s = ShardedSet([2, 4], shards=2)
@@ -221,6 +258,19 @@ class ShardedSet(ShardedCollection):
     def index(self, ids: Any) -> da.Array:
         """Position of each id among the members of :meth:`ids`, -1 where
         absent: ``s.ids()[s.index(x)] == x`` for members. Lazy int64.
+
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, one split pass per block and one task
+        per block and shard, with no shuffle.
 
         Examples
         --------
@@ -239,6 +289,20 @@ class ShardedSet(ShardedCollection):
         Ids outside the index's range or negative raise ``ValueError``
         (here for in-memory ids, when computed for a dask array).
 
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range (in-memory
+            ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, one split pass per block and one task
+        per block and shard, with no shuffle.
+
         Examples
         --------
         >>> s = ShardedSet([1], shards=2); t = s.add([5, 1])
@@ -249,6 +313,19 @@ class ShardedSet(ShardedCollection):
 
     def discard(self, ids: Any) -> ShardedSet:
         """A new set without ``ids`` (absent ones are ignored).
+
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, one split pass per block and one task
+        per block and shard, with no shuffle.
 
         Examples
         --------
@@ -303,6 +380,22 @@ class ShardedSet(ShardedCollection):
         into one with this set's layout). The result takes this set's
         index kind.
 
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range (in-memory
+            ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(n + m) work for the two sets' members, shard by shard, with no shuffle.
+
         Examples
         --------
         >>> a = ShardedSet([1, 2], shards=2); b = ShardedSet([2, 3], layout=a.layout)
@@ -313,6 +406,21 @@ class ShardedSet(ShardedCollection):
 
     def intersection(self, other: Any) -> ShardedSet:
         """Members of both sets, shard by shard (no shuffle).
+
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(n + m) work for the two sets' members, shard by shard, with no shuffle.
 
         Examples
         --------
@@ -325,6 +433,21 @@ class ShardedSet(ShardedCollection):
     def difference(self, other: Any) -> ShardedSet:
         """Members of this set that are not in ``other``, shard by shard.
 
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(n + m) work for the two sets' members, shard by shard, with no shuffle.
+
         Examples
         --------
         >>> ShardedSet([1, 2], shards=2).difference([2]).ids().compute().tolist()
@@ -334,6 +457,22 @@ class ShardedSet(ShardedCollection):
 
     def symmetric_difference(self, other: Any) -> ShardedSet:
         """Members of exactly one of the sets, shard by shard (no shuffle).
+
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range (in-memory
+            ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(n + m) work for the two sets' members, shard by shard, with no shuffle.
 
         Examples
         --------
@@ -418,6 +557,16 @@ class ShardedSet(ShardedCollection):
 
         ``other`` is a :class:`ShardedSet` of the same layout, or ids.
 
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+
+        Notes
+        -----
+        Computes now: O(n + m) work for the two sets' members, shard by shard.
+
         Examples
         --------
         >>> a = ShardedSet([1, 2], shards=2)
@@ -428,6 +577,16 @@ class ShardedSet(ShardedCollection):
 
     def issuperset(self, other: Any) -> bool:
         """Whether every member of ``other`` is in this set (computed now).
+
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+
+        Notes
+        -----
+        Computes now: O(n + m) work for the two sets' members, shard by shard.
 
         Examples
         --------
@@ -449,6 +608,16 @@ class ShardedSet(ShardedCollection):
     def isdisjoint(self, other: Any) -> bool:
         """Whether no member is in ``other`` (computed now, shard by shard).
 
+        Raises
+        ------
+        ValueError
+            If ``other`` is a ShardedSet of another layout (build it with
+            ``layout=self.layout``).
+
+        Notes
+        -----
+        Computes now: O(n + m) work for the two sets' members, shard by shard.
+
         Examples
         --------
         >>> a = ShardedSet([1, 2], shards=2)
@@ -469,6 +638,15 @@ class ShardedSet(ShardedCollection):
         or this one whole; shard files of earlier saves are removed after
         it. ``path`` must be reachable from every worker (a shared or
         network file system) and is created if missing.
+
+        Raises
+        ------
+        OSError
+            If a worker cannot write its shard file or the manifest cannot be written.
+
+        Notes
+        -----
+        Computes now: O(n) for n members, each shard written by its worker.
 
         Examples
         --------

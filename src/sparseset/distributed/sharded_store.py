@@ -126,6 +126,21 @@ class ShardedStore(ShardedCollection):
         column of single values). The layout
         options are :class:`ShardedSet`'s.
 
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range, or a value
+            does not fit its column (in-memory inputs here; dask inputs when computed).
+        UnknownColumnError
+            If a keyword names a column the store does not have.
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when persisted, times the row width.
+
         Examples
         --------
         >>> import numpy as np
@@ -205,6 +220,15 @@ class ShardedStore(ShardedCollection):
         :meth:`from_dask_dataframe` on ``dask.dataframe.read_parquet(path)``
         (only ``schema``'s columns are read, when given).
 
+        Raises
+        ------
+        KeyError
+            If ``id`` or a field of ``schema`` is not a column of the dataset.
+
+        Notes
+        -----
+        Lazy: O(n) work for n rows when persisted, one task per partition and shard.
+
         Examples
         --------
         >>> import pathlib, tempfile, pandas as pd
@@ -253,6 +277,18 @@ class ShardedStore(ShardedCollection):
     def contains(self, ids: Any) -> da.Array:
         """Membership of each id, as a lazy bool dask array in the ids'
         order and blocks (0-d for one id), as :meth:`ShardedSet.contains`.
+
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative (in-memory ids here; a dask input when computed).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, split by shard with no shuffle.
 
         Examples
         --------
@@ -320,6 +356,21 @@ class ShardedStore(ShardedCollection):
         array, a list, or a dask array split with the ids). In-memory
         values and ids are checked now, with the store's errors; a dask
         input's when computed, naming its block.
+
+        Raises
+        ------
+        TypeError
+            If the ids are not integers (in-memory ids here; a dask input when its
+            blocks are computed).
+        ValueError
+            If an id is negative or outside the shards' index kind's range, or a value
+            does not fit its column (in-memory inputs here; dask inputs when computed).
+        UnknownColumnError
+            If a keyword names a column the store does not have.
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, times the row width.
 
         Examples
         --------
@@ -482,6 +533,18 @@ class ShardedStore(ShardedCollection):
         and no column name in common. Ids keep this store's order within
         a shard; the result takes this store's index kind.
 
+        Raises
+        ------
+        TypeError
+            If ``other`` is not a ShardedStore.
+        ValueError
+            If the layouts differ or a column name is in both stores.
+
+        Notes
+        -----
+        Lazy: O(n + m) work for the two stores' members, shard by shard, with no
+        shuffle.
+
         Examples
         --------
         >>> users = ShardedStore.from_arrays([1, 2, 3], age=[30, 40, 50], shards=2)
@@ -522,6 +585,10 @@ class ShardedStore(ShardedCollection):
         <sparseset.ComponentStore.to_pandas>` writes each (a field of rows
         ``(k,)`` is the columns ``name_0 .. name_{k-1}``).
 
+        Notes
+        -----
+        Lazy: O(n) per column for n members when computed, one partition per shard.
+
         Examples
         --------
         >>> s = ShardedStore.from_arrays([3, 1], n=[30, 10], shards=2)
@@ -548,6 +615,15 @@ class ShardedStore(ShardedCollection):
         (its ids and columns), each written by the worker holding the
         shard, and a manifest, as :meth:`ShardedSet.save` does.
 
+        Raises
+        ------
+        OSError
+            If a worker cannot write its shard file or the manifest cannot be written.
+
+        Notes
+        -----
+        Computes now: O(n) per column for n members, each shard written by its worker.
+
         Examples
         --------
         >>> import tempfile
@@ -569,6 +645,18 @@ class ShardedStore(ShardedCollection):
         """Read a store written by :meth:`save`, its shards by the workers,
         with :meth:`ShardedSet.load`'s checks, and each column's dtype and
         row shape checked against the saved schema.
+
+        Raises
+        ------
+        FileNotFoundError
+            If the directory or a shard file is missing.
+        sparseset.FormatError
+            If the manifest or a shard file is truncated, corrupted or inconsistent with
+            the saved schema.
+
+        Notes
+        -----
+        O(n) per column for n members, read and checked by the workers.
 
         Examples
         --------
@@ -598,6 +686,10 @@ class ShardedStore(ShardedCollection):
     def compute(self, **kwargs: Any) -> ComponentStore:
         """The whole store, gathered to the client as one
         :class:`~sparseset.ComponentStore` of the shards' index kind.
+
+        Notes
+        -----
+        O(n) per column for n members, all sent to the client: use it on purpose.
 
         Examples
         --------

@@ -90,7 +90,7 @@ def warm_here() -> int:
 
 
 class WarmKernels(WorkerPlugin):
-    """A worker plugin: each worker runs :func:`warm_here` when it starts
+    """A worker plugin: each worker runs ``warm_here()`` when it starts
     (or when the plugin is registered), before it takes a task.
 
     Examples

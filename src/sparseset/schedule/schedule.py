@@ -14,9 +14,9 @@ Two arguments are the schedule's to give: a system that takes ``commands``
 gets a :class:`~sparseset.world.commands.Commands` buffer, applied when its
 batch ends (the batch's buffers in registration order), and the system's
 own ``with world.deferred()`` blocks record into the same buffer; one that
-takes
-``changes`` gets a :class:`Changes`: a reader per tracked component it
-declares, answering what changed since the system's own previous run.
+takes ``changes`` gets a :class:`~sparseset.schedule.Changes`: a reader per
+tracked component it declares, answering what changed since the system's
+own previous run.
 """
 
 from __future__ import annotations
@@ -271,7 +271,8 @@ class Schedule:
             Takes the world first, then the run's keyword arguments it names
             (all of them if it takes ``**kwargs``), plus ``commands`` (a
             deferred-command buffer applied when its batch ends) and
-            ``changes`` (:class:`Changes`) if it names them.
+            ``changes`` (:class:`~sparseset.schedule.Changes`) if it names
+            them.
         reads, writes : str or iterable of str
             The components it reads, and writes (writing implies reading).
         after, before : str or iterable of str
@@ -282,6 +283,20 @@ class Schedule:
         structural : bool, optional
             It creates, destroys, adds or removes components directly (not
             through ``commands``): it conflicts with every other system.
+
+        Raises
+        ------
+        ValueError
+            If the system has no name, its name is taken, or a name repeats in ``reads``
+            or ``writes``.
+        TypeError
+            If ``fn`` is not callable, or ``reads``, ``writes``, ``after`` or ``before``
+            is not a name or names.
+
+        Notes
+        -----
+        O(s) for the s systems already in the schedule (the plan is rebuilt on the next
+        run).
 
         Examples
         --------
@@ -326,6 +341,17 @@ class Schedule:
         structural: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """:meth:`add` as a decorator; the function is returned unchanged.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`add`, when the decorated function is registered.
+        TypeError
+            As :meth:`add`.
+
+        Notes
+        -----
+        As :meth:`add`.
 
         Examples
         --------
@@ -388,6 +414,15 @@ class Schedule:
         ``before`` path between them), each pair and the list in
         registration order.
 
+        Raises
+        ------
+        ValueError
+            If an ``after`` or ``before`` names no system, or they form a cycle.
+
+        Notes
+        -----
+        O(s**2) for s systems: every pair is compared.
+
         Examples
         --------
         >>> from sparseset import Schedule
@@ -428,6 +463,23 @@ class Schedule:
         the system, and no deferred command of that batch is applied.
         Before anything runs, a system that needs an argument the run was
         not given raises ``TypeError``.
+
+        Raises
+        ------
+        ValueError
+            If ``threads`` is not a positive integer, a run argument is one the schedule
+            gives (``commands``, ``changes``), an ``after`` or ``before`` names no
+            system, or they form a cycle.
+        TypeError
+            If a system needs a run argument that was not given; nothing runs.
+        Exception
+            Whatever a system raises, after its batch ends, with a note naming the
+            system; that batch's deferred commands are dropped.
+
+        Notes
+        -----
+        The systems' own costs, batch by batch; planning is O(s**2) for s systems, and
+        done again only after the schedule changes.
 
         Examples
         --------

@@ -18,8 +18,9 @@ kind          ids             memory
                               8 bytes per slot, about m**2 / 2 slots for m ids,
                               and the directory's nodes grow alike: clustered
                               ids cost a few bytes each, ids scattered
-                              uniformly over a huge space hundreds (the
-                              README and ``asv_bench/benchmarks/paged_memory.py``
+                              uniformly over a huge space hundreds
+                              (``docs/performance.md`` and
+                              ``asv_bench/benchmarks/paged_memory.py``
                               give the figures)
 ``"hash"``    ``[0, 2**63)``  16 bytes per slot; the table is at most
                               ``config.HASH_MAX_LOAD_PERCENT`` full

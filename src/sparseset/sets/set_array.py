@@ -207,6 +207,17 @@ class SetArray(Guarded):
     def members(self, k: int) -> np.ndarray:
         """The values of set ``k``, in its dense order (a read-only view).
 
+        Raises
+        ------
+        TypeError
+            If ``k`` is not an integer.
+        IndexError
+            If ``k`` is outside ``[0, count)``.
+
+        Notes
+        -----
+        O(1): a view of set ``k``'s members.
+
         Examples
         --------
         >>> sa = SetArray(2, 4); sa.remove([1], [0]); sa.members(1).tolist()
@@ -250,6 +261,18 @@ class SetArray(Guarded):
         """Whether each value is in its set (``sets`` and ``values``
         broadcast together).
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If a set number is outside ``[0, count)``, a value outside ``[0,
+            universe)``, or the two do not broadcast together; nothing changes.
+
+        Notes
+        -----
+        O(k) for k pairs.
+
         Examples
         --------
         >>> sa = SetArray(2, 3); sa.remove(0, 2)
@@ -267,6 +290,18 @@ class SetArray(Guarded):
         on the trail; values already absent are skipped. Returns how many
         were removed. The whole batch is validated first.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If a set number is outside ``[0, count)``, a value outside ``[0,
+            universe)``, or the two do not broadcast together; nothing changes.
+
+        Notes
+        -----
+        O(k) for k pairs, each recorded on the trail.
+
         Examples
         --------
         >>> sa = SetArray(2, 3); sa.remove([0, 1, 0], [2, 2, 2])
@@ -280,6 +315,10 @@ class SetArray(Guarded):
 
         Tokens nest like a stack; one taken in ``@njit`` code (a plain
         tuple) works here too.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -316,6 +355,10 @@ class SetArray(Guarded):
     def fill(self) -> None:
         """Every set back to all of ``[0, universe)``; the trail and every
         checkpoint are dropped.
+
+        Notes
+        -----
+        O(count x universe): every set is rebuilt full.
 
         Examples
         --------

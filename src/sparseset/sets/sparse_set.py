@@ -139,6 +139,23 @@ class SparseSet(MutableSet[int], Guarded):
     ) -> SparseSet:
         """Build a set from ids, keeping the first occurrence of each.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative, outside the index kind's range, or the ids are not
+            one-dimensional; nothing is added.
+        TypeError
+            If ``capacity`` is not an integer.
+        ValueError
+            If ``capacity`` is negative or past the index kind's limit.
+
+        Notes
+        -----
+        O(k) for k ids, plus the index's first allocation (flat: proportional to the
+        largest id).
+
         Examples
         --------
         >>> SparseSet.from_ids([5, 1, 5]).ids.tolist()
@@ -160,6 +177,10 @@ class SparseSet(MutableSet[int], Guarded):
 
     def copy(self) -> SparseSet:
         """A new set with the same members in the same order.
+
+        Notes
+        -----
+        O(n) for n members, plus the index's size (flat: the id space).
 
         Examples
         --------
@@ -243,6 +264,18 @@ class SparseSet(MutableSet[int], Guarded):
         many members (paged: pages for that many clustered ids). Members
         and their order are kept. Growing invalidates checkpoints.
 
+        Raises
+        ------
+        TypeError
+            If ``capacity`` is not an integer.
+        ValueError
+            If ``capacity`` is negative or past the index kind's limit.
+
+        Notes
+        -----
+        O(capacity) when it grows (a new index and dense array, members copied); O(1)
+        when the room is already there.
+
         Examples
         --------
         >>> s = SparseSet(); s.reserve(1_000); s.capacity
@@ -280,6 +313,15 @@ class SparseSet(MutableSet[int], Guarded):
         The array is a view of the set's buffer: copy it before changing
         the set if it must not change. Needs pyarrow
         (``pip install "sparseset[arrow]"``).
+
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+
+        Notes
+        -----
+        O(1): the array shares the set's memory.
 
         Examples
         --------
@@ -339,6 +381,19 @@ class SparseSet(MutableSet[int], Guarded):
         raises and adds nothing. An add that adds a member invalidates
         checkpoints; one that adds nothing changes nothing.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative, outside the index kind's range, or the ids are not
+            one-dimensional; nothing is added.
+
+        Notes
+        -----
+        O(k) for k ids, amortised: growing the index (doubling) is paid once per
+        doubling.
+
         Examples
         --------
         >>> s = SparseSet()
@@ -370,6 +425,17 @@ class SparseSet(MutableSet[int], Guarded):
 
         Removal is swap-and-pop in batch order. Returns how many left.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
+
         Examples
         --------
         >>> s = SparseSet.from_ids([0, 2, 3])
@@ -396,6 +462,19 @@ class SparseSet(MutableSet[int], Guarded):
 
         Raises ``KeyError`` naming the first absent id and removes nothing
         if any is absent. A repeated id counts once.
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+        KeyError
+            If an id is not a member; nothing is removed.
+
+        Notes
+        -----
+        O(k) for k ids.
 
         Examples
         --------
@@ -430,6 +509,17 @@ class SparseSet(MutableSet[int], Guarded):
     def keep_only(self, ids: Any) -> int:
         """Remove every member that is not in ``ids``; returns how many left.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(n + k) for n members and k ids.
+
         Examples
         --------
         >>> s = SparseSet.from_ids([1, 2, 3, 4])
@@ -451,6 +541,15 @@ class SparseSet(MutableSet[int], Guarded):
     def pop(self) -> int:
         """Remove and return the last member in dense order.
 
+        Raises
+        ------
+        KeyError
+            If the set is empty.
+
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> SparseSet.from_ids([1, 2]).pop()
@@ -460,6 +559,10 @@ class SparseSet(MutableSet[int], Guarded):
 
     def sort(self) -> None:
         """Put the members in ascending order. Invalidates checkpoints.
+
+        Notes
+        -----
+        O(n log n) for n members.
 
         Examples
         --------
@@ -475,6 +578,10 @@ class SparseSet(MutableSet[int], Guarded):
 
         Tokens nest like a stack. Any add, clear, sort or growth
         invalidates them.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -493,6 +600,15 @@ class SparseSet(MutableSet[int], Guarded):
         members' order is not promised. Raises ``ValueError`` if the token
         is not valid for this set.
 
+        Raises
+        ------
+        ValueError
+            If ``token`` is not a live checkpoint of this set.
+
+        Notes
+        -----
+        O(r) for the r members removed since ``token``.
+
         Examples
         --------
         >>> s = SparseSet.from_ids([1, 2])
@@ -510,6 +626,18 @@ class SparseSet(MutableSet[int], Guarded):
         Non-negative ids outside the index's range are simply absent;
         negative ids raise ``ValueError`` (use ``x in s`` for ``set``'s
         never-raising answer).
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids; batches of at least ``config.PARALLEL_THRESHOLD`` ids are shared
+        out over the library's threads.
 
         Examples
         --------
@@ -537,6 +665,17 @@ class SparseSet(MutableSet[int], Guarded):
 
     def index(self, ids: Any) -> Any:
         """Position of each id in dense order, -1 where absent.
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
 
         Examples
         --------
@@ -722,6 +861,11 @@ class SparseSet(MutableSet[int], Guarded):
     def isdisjoint(self, other: Any) -> bool:
         """True if no element of ``other`` is a member.
 
+        Notes
+        -----
+        O(min(n, m)) for two sets of n and m members (probing the larger with the
+        smaller); O(m) for an iterable of m elements.
+
         Examples
         --------
         >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
@@ -740,6 +884,19 @@ class SparseSet(MutableSet[int], Guarded):
     def union(self, *others: Any) -> SparseSet:
         """Members of the set or of any of ``others``.
 
+        Raises
+        ------
+        TypeError
+            If an element of ``others`` is not an integer.
+        ValueError
+            If a member of the result does not fit this set's index kind (``|``'s rule),
+            or an element of ``others`` cannot be an id.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``others`` in all; large flat sets
+        combine as member bitmaps, one word per 64 ids.
+
         Examples
         --------
         >>> sorted(SparseSet.from_ids([1]).union([2], SparseSet.from_ids([3])))
@@ -749,6 +906,11 @@ class SparseSet(MutableSet[int], Guarded):
 
     def intersection(self, *others: Any) -> SparseSet:
         """Members of the set that are in every one of ``others``.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``others``; large flat sets combine as
+        member bitmaps, one word per 64 ids.
 
         Examples
         --------
@@ -763,6 +925,11 @@ class SparseSet(MutableSet[int], Guarded):
 
     def difference(self, *others: Any) -> SparseSet:
         """Members of the set that are in none of ``others``.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``others``; large flat sets combine as
+        member bitmaps.
 
         Examples
         --------
@@ -797,6 +964,18 @@ class SparseSet(MutableSet[int], Guarded):
     def symmetric_difference(self, other: Any) -> SparseSet:
         """Ids in exactly one of the set and ``other``.
 
+        Raises
+        ------
+        TypeError
+            If an element of ``others`` is not an integer.
+        ValueError
+            If a member of the result does not fit this set's index kind (``|``'s rule),
+            or an element of ``others`` cannot be an id.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``other``.
+
         Examples
         --------
         >>> sorted(SparseSet.from_ids([1, 2]).symmetric_difference([2, 3]))
@@ -806,6 +985,10 @@ class SparseSet(MutableSet[int], Guarded):
 
     def issubset(self, other: Any) -> bool:
         """True if every member is in ``other``.
+
+        Notes
+        -----
+        O(n) probes of ``other`` for n members.
 
         Examples
         --------
@@ -821,6 +1004,10 @@ class SparseSet(MutableSet[int], Guarded):
     def issuperset(self, other: Any) -> bool:
         """True if every element of ``other`` is a member.
 
+        Notes
+        -----
+        O(m) probes for m elements of ``other``.
+
         Examples
         --------
         >>> SparseSet.from_ids([1, 2]).issuperset([2, 2]), SparseSet().issuperset([-1])
@@ -834,6 +1021,18 @@ class SparseSet(MutableSet[int], Guarded):
     def update(self, *others: Any) -> None:
         """Add the ids of every one of ``others``.
 
+        Raises
+        ------
+        TypeError
+            If an element of ``others`` is not an integer.
+        ValueError
+            If a member of the result does not fit this set's index kind (``|``'s rule),
+            or an element of ``others`` cannot be an id.
+
+        Notes
+        -----
+        O(m) for m elements of ``others``, amortised as ``add``.
+
         Examples
         --------
         >>> s = SparseSet(); s.update([1, 2], {2: "b", 3: "c"}); s.ids.tolist()
@@ -844,6 +1043,10 @@ class SparseSet(MutableSet[int], Guarded):
 
     def intersection_update(self, *others: Any) -> None:
         """Keep only the members found in every one of ``others``.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``others``.
 
         Examples
         --------
@@ -860,6 +1063,10 @@ class SparseSet(MutableSet[int], Guarded):
     def difference_update(self, *others: Any) -> None:
         """Remove the ids of every one of ``others``.
 
+        Notes
+        -----
+        O(m) for m elements of ``others``.
+
         Examples
         --------
         >>> s = SparseSet.from_ids([1, 2, 3]); s.difference_update([2, -1])
@@ -874,6 +1081,18 @@ class SparseSet(MutableSet[int], Guarded):
 
     def symmetric_difference_update(self, other: Any) -> None:
         """Remove the ids of ``other`` that are members, add the rest.
+
+        Raises
+        ------
+        TypeError
+            If an element of ``others`` is not an integer.
+        ValueError
+            If a member of the result does not fit this set's index kind (``|``'s rule),
+            or an element of ``others`` cannot be an id.
+
+        Notes
+        -----
+        O(n + m) for n members and m elements of ``other``.
 
         Examples
         --------

@@ -388,6 +388,18 @@ class ComponentStore(Guarded):
     def reserve(self, capacity: int) -> None:
         """Grow storage so ids below ``capacity`` fit without regrowth.
 
+        Raises
+        ------
+        TypeError
+            If ``capacity`` is not an integer.
+        ValueError
+            If ``capacity`` is negative or past the index kind's limit.
+
+        Notes
+        -----
+        O(capacity) when it grows (index and every column reallocated, rows copied);
+        O(1) when the room is there.
+
         Examples
         --------
         >>> store = ComponentStore({"mass": "f4"}); store.reserve(100)
@@ -549,6 +561,23 @@ class ComponentStore(Guarded):
         left as they were. Returns how many ids were new. The whole batch
         is validated before anything changes.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer, or a value cannot be cast to its column with
+            ``casting='same_kind'``.
+        ValueError
+            If an id is negative or outside the index kind's range, or a value does not
+            broadcast to its rows; nothing changes.
+        UnknownColumnError
+            If a keyword names a column the store does not have (a ``KeyError`` and a
+            ``TypeError``).
+
+        Notes
+        -----
+        O(k) for k ids, times the row width, amortised: growth doubles the index and the
+        columns.
+
         Examples
         --------
         >>> store = ComponentStore({"hp": "i4", "armor": "i4"})
@@ -603,6 +632,22 @@ class ComponentStore(Guarded):
         column raises ``ValueError`` naming the id, where ``np.add.at``
         would wrap around; nothing changes then. Returns how many ids were
         new.
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer, or a value cannot be cast to its column with
+            ``casting='same_kind'``.
+        ValueError
+            If an id is negative or outside the index kind's range, or a value does not
+            broadcast to its rows; nothing changes.
+        UnknownColumnError
+            If a keyword names a column the store does not have (a ``KeyError`` and a
+            ``TypeError``).
+
+        Notes
+        -----
+        O(k) for k occurrences, times the row width, amortised as ``add``.
 
         Examples
         --------
@@ -769,6 +814,23 @@ class ComponentStore(Guarded):
 
         Raises ``KeyError`` naming the first absent id, changing nothing.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer, or a value cannot be cast to its column with
+            ``casting='same_kind'``.
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+        UnknownColumnError
+            If a keyword names a column the store does not have (a ``KeyError`` and a
+            ``TypeError``).
+        KeyError
+            If an id is not a member; nothing changes.
+
+        Notes
+        -----
+        O(k) for k ids, times the row width.
+
         Examples
         --------
         >>> store = ComponentStore({"hp": "i4"}); store.add([4, 5])
@@ -802,6 +864,19 @@ class ComponentStore(Guarded):
         absent id. One key that cannot be an id (a negative, a float, a
         string, ``None``) is absent too, as ``dict`` answers; in a batch it
         raises ``ValueError`` or ``TypeError`` (see ``docs/contract.md``).
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+        KeyError
+            If an id is not a member; nothing changes.
+
+        Notes
+        -----
+        O(k) for k ids, times the row width of every column (the rows are copied out).
 
         Examples
         --------
@@ -923,6 +998,18 @@ class ComponentStore(Guarded):
         Each removal moves the last row of every column into the hole
         (swap-and-pop), inside one kernel pass.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids, times the row width (each removal moves the last row of every
+        column).
+
         Examples
         --------
         >>> store = ComponentStore({"hp": "i4"})
@@ -949,6 +1036,19 @@ class ComponentStore(Guarded):
 
     def remove(self, ids: Any) -> int:
         """Remove ids that must all be members; ``KeyError`` and no change if not.
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+        KeyError
+            If an id is not a member; nothing changes.
+
+        Notes
+        -----
+        O(k) for k ids, times the row width.
 
         Examples
         --------
@@ -985,6 +1085,18 @@ class ComponentStore(Guarded):
             ``None`` sorts by id, ascending. A column name sorts by that
             column (rows must be single values). An array gives one sort
             key per member, aligned with :attr:`ids`. The sort is stable.
+
+        Raises
+        ------
+        ValueError
+            If ``key`` is an array not aligned with the members, or names a column whose
+            rows are not single values.
+        UnknownColumnError
+            If ``key`` names a column the store does not have.
+
+        Notes
+        -----
+        O(n log n) for n members, plus O(n) per column to move the rows.
 
         Examples
         --------
@@ -1040,6 +1152,18 @@ class ComponentStore(Guarded):
         join of two stores sorted alike reads both in the same direction,
         which keeps the memory access sequential.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(n + m) for n members and m ids of ``other``, plus O(n) per column to move the
+        rows.
+
         Examples
         --------
         >>> a = ComponentStore({"hp": "i4"}); a.add([1, 2, 3, 4], hp=[1, 2, 3, 4])
@@ -1071,6 +1195,17 @@ class ComponentStore(Guarded):
     def contains(self, ids: Any) -> Any:
         """Membership of each id (see :meth:`SparseSet.contains`).
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids; large batches are shared out over the library's threads.
+
         Examples
         --------
         >>> store = ComponentStore({}); store.add([4])
@@ -1087,6 +1222,17 @@ class ComponentStore(Guarded):
 
     def index(self, ids: Any) -> Any:
         """Row of each id, -1 where absent (see :meth:`SparseSet.index`).
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
 
         Examples
         --------
@@ -1132,6 +1278,15 @@ class ComponentStore(Guarded):
         ----------
         id : str, optional
             Name of the id column (``ValueError`` if a field has it).
+
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+
+        Notes
+        -----
+        O(c) for c columns: the table shares the store's buffers.
 
         Examples
         --------
@@ -1201,6 +1356,10 @@ class ComponentStore(Guarded):
             A column of a type no store holds (strings, variable-length
             lists, dictionaries), or ids that are not integers.
 
+        Notes
+        -----
+        O(n) per column for n rows (the rows are added as ``add`` adds them).
+
         Examples
         --------
         >>> import pyarrow as pa
@@ -1222,6 +1381,15 @@ class ComponentStore(Guarded):
         joins them back. Record fields have no pandas column type
         (``TypeError``: use :meth:`to_arrow`). Needs pandas
         (``pip install "sparseset[pandas]"``).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+
+        Notes
+        -----
+        O(n) per column for n members (a DataFrame copies the rows).
 
         Examples
         --------
@@ -1258,6 +1426,10 @@ class ComponentStore(Guarded):
         :func:`~sparseset.sets.index_kinds.choose_kind` picks from the ids'
         range and density (see :meth:`from_arrow`).
 
+        Notes
+        -----
+        O(n) per column for n rows.
+
         Examples
         --------
         >>> import pandas as pd
@@ -1276,6 +1448,17 @@ class ComponentStore(Guarded):
         The file holds the :meth:`to_arrow` table, with page checksums;
         it is written next to ``path`` and renamed over it, so a crash
         never leaves half a file. Needs pyarrow.
+
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+        OSError
+            If the file cannot be written.
+
+        Notes
+        -----
+        O(n) per column for n members.
 
         Examples
         --------
@@ -1310,6 +1493,10 @@ class ComponentStore(Guarded):
         that is truncated or corrupted (page checksums are verified) or
         does not hold a store (the message says what :meth:`from_arrow`
         found wrong: no id column, a null, a column of strings, ...).
+
+        Notes
+        -----
+        O(n) per column for n rows, read and then added.
 
         Examples
         --------

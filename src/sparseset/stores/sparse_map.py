@@ -248,6 +248,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         at its start, skipping keys deleted meanwhile, so other threads (or
         the loop itself) may change the map while it runs.
 
+        Notes
+        -----
+        O(1) to make the view; iterating it is O(n) for n keys.
+
         Examples
         --------
         >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]
@@ -261,6 +265,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def values(self) -> ValuesView[Any]:
         """The values; each iteration walks them as :meth:`items` does.
 
+        Notes
+        -----
+        O(1) to make the view; iterating it is O(n) for n keys.
+
         Examples
         --------
         >>> m = SparseMap("i4"); m[[3, 4]] = [1, 2]; [int(v) for v in m.values()]
@@ -270,6 +278,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
     def snapshot(self) -> tuple[list[int], np.ndarray]:
         """The keys (a list) and a copy of the values, taken at one moment.
+
+        Notes
+        -----
+        O(n) for n keys (the keys and values are copied).
 
         Examples
         --------
@@ -291,6 +303,19 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
         Without ``values``, new keys get zeros and existing keys keep theirs.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer, or a value cannot be cast to the map's dtype
+            with ``casting='same_kind'``.
+        ValueError
+            If an id is negative or outside the index kind's range, or the values do not
+            broadcast to the ids; nothing changes.
+
+        Notes
+        -----
+        O(k) for k ids, amortised: growth doubles the index and the values.
+
         Examples
         --------
         >>> m = SparseMap("f4"); m.add([1, 2], [0.5, 1.5])
@@ -309,6 +334,19 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         nothing. Returns how many keys were new (see
         :meth:`ComponentStore.add_at`).
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer, or a value cannot be cast to the map's dtype
+            with ``casting='same_kind'``.
+        ValueError
+            If an id is negative or outside the index kind's range, or the values do not
+            broadcast to the ids; nothing changes.
+
+        Notes
+        -----
+        O(k) for k occurrences, amortised as ``add``.
+
         Examples
         --------
         >>> counts = SparseMap("i8"); counts.add_at([1, 1, 2], 1)
@@ -321,6 +359,17 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def discard(self, ids: Any) -> int:
         """Remove the ids that are keys; returns how many.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
+
         Examples
         --------
         >>> m = SparseMap("f4"); m[1] = 1.0; m.discard([1, 2])
@@ -330,6 +379,19 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
     def remove(self, ids: Any) -> int:
         """Remove ids that must all be keys (``KeyError`` and no change if not).
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+        KeyError
+            If an id is not a member; nothing changes.
+
+        Notes
+        -----
+        O(k) for k ids.
 
         Examples
         --------
@@ -341,6 +403,17 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def contains(self, ids: Any) -> Any:
         """Whether each id is a key.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
+
         Examples
         --------
         >>> m = SparseMap("f4"); m[1] = 1.0; m.contains([1, 2]).tolist()
@@ -351,6 +424,17 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def index(self, ids: Any) -> Any:
         """Position of each id in :attr:`ids`, -1 where absent.
 
+        Raises
+        ------
+        TypeError
+            If an id is not an integer (a bool, a float, a string, None).
+        ValueError
+            If an id is negative or the ids are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k ids.
+
         Examples
         --------
         >>> m = SparseMap("f4"); m[[5, 6]] = 0.0; m.index(6)
@@ -360,6 +444,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
     def clear(self) -> None:
         """Remove every key in O(1).
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -374,6 +462,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         ``__getitem__``), else an iterable of ``(key, value)`` pairs, where
         a later pair for a key wins. All or nothing: a bad key or value
         raises and changes nothing.
+
+        Notes
+        -----
+        O(k) for k keys given, amortised as ``add``.
 
         Examples
         --------
@@ -398,6 +490,10 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def copy(self) -> SparseMap:
         """An independent copy (as ``dict.copy``; ``copy.copy`` gives one too).
 
+        Notes
+        -----
+        O(n) for n keys, plus the index's size.
+
         Examples
         --------
         >>> m = SparseMap("i4"); m[1] = 1; c = m.copy(); c[2] = 2
@@ -416,6 +512,15 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
         Zero-copy, as :meth:`ComponentStore.to_arrow`.
 
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+
+        Notes
+        -----
+        O(1): the table shares the map's buffers.
+
         Examples
         --------
         >>> m = SparseMap("f8"); m[[4, 2]] = [0.5, 1.5]
@@ -427,6 +532,15 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def to_pandas(self, id: str = "id") -> Any:
         """The map as a ``pandas.DataFrame`` indexed by id, column ``value``
         (``value_0 .. value_{k-1}`` for rows of shape ``(k,)``).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+
+        Notes
+        -----
+        O(n) for n keys.
 
         Examples
         --------
@@ -455,6 +569,21 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         kind's too: without ``index``, the one the table was written
         with, else the one :func:`~sparseset.sets.index_kinds.choose_kind`
         picks from the keys' range and density.
+
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+        KeyError
+            If the id or the value column is not in the table.
+        ValueError
+            If a column holds a null, or the ids are ones ``add`` refuses.
+        TypeError
+            If a column is of a type no map holds, or the ids are not integers.
+
+        Notes
+        -----
+        O(n) for n rows.
 
         Examples
         --------
@@ -485,6 +614,20 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         Without ``index``, the kind is the one
         :func:`~sparseset.sets.index_kinds.choose_kind` picks from the
         keys' range and density.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+        KeyError
+            If ``id`` or ``value`` names a column the frame does not have.
+        ValueError
+            If the frame has more than one field and ``value`` is not given, or
+            the keys hold nulls or ids ``add`` refuses.
+
+        Notes
+        -----
+        O(n) for n rows.
 
         Examples
         --------

@@ -192,6 +192,17 @@ class Commands:
         """``n`` new entities, alive once the buffer is applied; their
         handles now (int64), for the buffer's other commands.
 
+        Raises
+        ------
+        TypeError
+            If ``n`` is not an integer.
+        ValueError
+            If ``n`` is negative.
+
+        Notes
+        -----
+        O(n), amortised.
+
         Examples
         --------
         >>> from sparseset import World
@@ -212,6 +223,18 @@ class Commands:
         :meth:`World.destroy <sparseset.World.destroy>`; a handle destroyed
         twice in one run of destroys counts once).
 
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles to record; applying it costs what
+        :meth:`sparseset.World.destroy` costs.
+
         Examples
         --------
         >>> from sparseset import World
@@ -227,6 +250,24 @@ class Commands:
         """Give entities component ``name`` when the buffer is applied (as
         ``world[name].add``). The component and the values are checked
         now: a bad one raises here and records nothing.
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+        UnknownColumnError
+            If a keyword names a column the component does not have.
+        ValueError
+            If a value cannot be cast to its column or broadcast to the handles.
+
+        Notes
+        -----
+        O(k) for k handles to record (the values are cast now); applying it costs what
+        ``world[name].add`` costs.
 
         Examples
         --------
@@ -244,6 +285,24 @@ class Commands:
         applied (as ``world[name].add_at``: a repeated handle adds each
         time, and a run of these is one call).
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+        UnknownColumnError
+            If a keyword names a column the component does not have.
+        ValueError
+            If a value cannot be cast to its column or broadcast to the handles.
+
+        Notes
+        -----
+        O(k) for k handles to record; applying it costs what ``world[name].add_at``
+        costs.
+
         Examples
         --------
         >>> from sparseset import World
@@ -258,6 +317,20 @@ class Commands:
     def remove(self, name: str, handles: Any) -> None:
         """Take component ``name`` from entities when the buffer is applied
         (as ``world[name].remove``: they must have it then).
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles to record; applying it raises as ``world[name].remove`` does,
+        for an entity that lacks the component then.
 
         Examples
         --------
@@ -275,6 +348,19 @@ class Commands:
         """Take component ``name`` from those of the entities that have it
         when the buffer is applied (as ``world[name].discard``).
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles to record.
+
         Examples
         --------
         >>> from sparseset import World
@@ -290,6 +376,15 @@ class Commands:
     def clear(self, name: str) -> None:
         """Take component ``name`` from every entity when the buffer is
         applied (as ``world[name].clear``).
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+
+        Notes
+        -----
+        O(1) to record; applying it costs what ``world[name].clear`` costs.
 
         Examples
         --------
@@ -326,6 +421,18 @@ class Commands:
         A command that raises stops the rest: the commands before it stay
         applied, the entities of later ``create`` commands die unused, and
         the error propagates with a note naming the command.
+
+        Raises
+        ------
+        Exception
+            Whatever the first failing command raises (a dead handle, a missing
+            component), with a note naming the command; the commands before it stay
+            applied.
+
+        Notes
+        -----
+        The sum of the recorded commands' costs, a run of the same command on the same
+        component applied as one batch.
         """
         with self._lock:  # one step for other threads
             self._collect()
@@ -377,6 +484,10 @@ class Commands:
 
     def drop(self) -> None:
         """Forget every command; the entities of ``create`` die unused.
+
+        Notes
+        -----
+        O(c) for c recorded commands.
 
         Examples
         --------

@@ -225,7 +225,7 @@ class EntityStore(ComponentStore):
 
     def track(self, tracker: Tracker) -> None:
         """Stamp this component's rows and log its removals for ``tracker``
-        from now on (see :mod:`.tracking`). Part of the World interface:
+        from now on (see :mod:`sparseset.world.tracking`). Part of the World interface:
         ``register(..., track=True)`` calls it before any row exists.
 
         Examples
@@ -342,6 +342,20 @@ class EntityStore(ComponentStore):
         component. Every entity must have the component (``KeyError``,
         nothing marked) and be alive (:class:`DeadHandleError`).
 
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        KeyError
+            If an entity does not have the component; nothing changes.
+
+        Notes
+        -----
+        O(k) for k handles (O(1) on an untracked component).
+
         Examples
         --------
         >>> from sparseset import World
@@ -380,6 +394,24 @@ class EntityStore(ComponentStore):
 
         As :meth:`ComponentStore.add`, for live handles only.
 
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        UnknownColumnError
+            If a keyword names a column the component does not have.
+        ValueError
+            If a value cannot be cast to its column or broadcast to its rows; nothing
+            changes.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width, amortised; a group that owns the store
+        packs the new members, and the component's hooks run once.
+
         Examples
         --------
         >>> from sparseset import World
@@ -415,6 +447,23 @@ class EntityStore(ComponentStore):
     def add_at(self, ids: Any, /, **columns: Any) -> int:
         """Add each occurrence's values to its entity's row (a counter), as
         :meth:`ComponentStore.add_at`, for live handles only.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        UnknownColumnError
+            If a keyword names a column the component does not have.
+        ValueError
+            If a value cannot be cast to its column, or an integer sum would not fit it;
+            nothing changes.
+
+        Notes
+        -----
+        O(k) for k occurrences, times the row width, amortised as ``add``.
 
         Examples
         --------
@@ -475,6 +524,17 @@ class EntityStore(ComponentStore):
     def discard(self, ids: Any) -> int:
         """Remove the component from the entities that have it; returns how many.
 
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width.
+
         Examples
         --------
         >>> from sparseset import World
@@ -495,6 +555,19 @@ class EntityStore(ComponentStore):
 
         Raises ``KeyError`` naming the first entity without it, removing
         nothing.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+        KeyError
+            If an entity does not have the component; nothing changes.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width.
 
         Examples
         --------
@@ -542,6 +615,11 @@ class EntityStore(ComponentStore):
     def clear(self) -> None:
         """Remove the component from every entity.
 
+        Notes
+        -----
+        O(n) for the n members when hooks watch the component or it is tracked
+        (the removed handles are passed on or recorded); else O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -581,6 +659,15 @@ class EntityStore(ComponentStore):
         As :meth:`ComponentStore.sort`; a store owned by a group cannot be
         sorted (``ValueError``), since the group fixes its order.
 
+        Raises
+        ------
+        ValueError
+            If a group owns the store (sorting would unpack it).
+
+        Notes
+        -----
+        O(n log n) for n members, plus O(n) per column to move the rows.
+
         Examples
         --------
         >>> from sparseset import World
@@ -598,6 +685,19 @@ class EntityStore(ComponentStore):
 
         ``other`` is a store of the same world, a view, a group or an array
         of handles (dead ones are skipped).
+
+        Raises
+        ------
+        ValueError
+            If a group owns the store (sorting would unpack it).
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(n + m) for n members and m handles of ``other``, plus O(n) per column.
 
         Examples
         --------
@@ -873,6 +973,17 @@ class EntityStore(ComponentStore):
     def contains(self, ids: Any) -> Any:
         """Whether each entity has this component (False for a dead handle).
 
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles; dead handles answer False.
+
         Examples
         --------
         >>> from sparseset import World
@@ -892,6 +1003,17 @@ class EntityStore(ComponentStore):
 
     def index(self, ids: Any) -> Any:
         """Each entity's row in this store, -1 where absent or dead.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative or the handles are not one-dimensional.
+
+        Notes
+        -----
+        O(k) for k handles; dead handles answer -1.
 
         Examples
         --------

@@ -160,6 +160,16 @@ class Group(Guarded):
         readers see the group's entities in ``changed()`` (nothing for an
         untracked component).
 
+        Raises
+        ------
+        KeyError
+            If ``name`` is not one of the group's components.
+
+        Notes
+        -----
+        O(m) for the group's m entities (a tracked component stamps each row; O(1)
+        otherwise).
+
         Examples
         --------
         >>> from sparseset import World
@@ -189,6 +199,22 @@ class Group(Guarded):
         destroy inside the block moves the group's rows under them, so
         then the block ends with ``RuntimeError`` and marks nothing (a
         write may have reached another entity's row).
+
+        Raises
+        ------
+        TypeError
+            If no column is named.
+        UnknownColumnError
+            If a name is not a column of the group's components.
+        KeyError
+            If a name is a column of several of the group's components.
+        RuntimeError
+            At the end of the block, if the group's rows moved inside it (nothing is
+            marked written).
+
+        Notes
+        -----
+        O(1) to enter; O(m) at the end for the group's m entities, to mark them written.
 
         Examples
         --------

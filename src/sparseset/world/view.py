@@ -212,6 +212,16 @@ class View(Guarded):
         numba indexes with them without a negative-index check. For an
         optional component, a match that lacks it has :data:`NO_ROW`.
 
+        Raises
+        ------
+        KeyError
+            If ``name`` is not one of the view's included or optional components.
+
+        Notes
+        -----
+        O(1) when the view has answered since the world last changed; else the join is
+        rebuilt first (see :meth:`sparseset.World.view`).
+
         Examples
         --------
         >>> from sparseset import World
@@ -237,6 +247,15 @@ class View(Guarded):
         All True for a component the view includes, all False for one it
         excludes; for an optional one, where :meth:`rows` is not
         :data:`NO_ROW`.
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is none of the view's components.
+
+        Notes
+        -----
+        O(m) for the view's m matches.
 
         Examples
         --------
@@ -264,6 +283,15 @@ class View(Guarded):
         """Declare the matches' rows written in component ``name``: its
         readers see the view's entities in ``changed()`` (nothing for an
         untracked component).
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is not one of the view's included or optional components.
+
+        Notes
+        -----
+        O(m) for the view's m matches (O(1) past the join on an untracked component).
 
         Examples
         --------

@@ -106,6 +106,17 @@ class World(Guarded):
 
         Destroyed indexes are reused first, each with its next generation.
 
+        Raises
+        ------
+        TypeError
+            If ``n`` is not an integer.
+        ValueError
+            If ``n`` is negative, or the world would pass 2**31 entity indexes.
+
+        Notes
+        -----
+        O(n), amortised: reused indexes first, growth doubles the entity table.
+
         Examples
         --------
         >>> w = World(); e = w.create(2); e.tolist()
@@ -150,6 +161,11 @@ class World(Guarded):
         unused). Inside a system a :class:`~sparseset.Schedule` runs, the
         block records into the system's buffer instead, applied when the
         system's batch ends. See :class:`~sparseset.world.commands.Commands`.
+
+        Notes
+        -----
+        O(1) to open; the block's end applies its commands (see
+        :meth:`~sparseset.world.commands.Commands.apply`).
 
         Examples
         --------
@@ -211,6 +227,10 @@ class World(Guarded):
         system's first run sees the world). Raises ``ValueError`` for an
         untracked component. See :class:`~sparseset.world.tracking.Reader`.
 
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> w = World(); w.register("pos", "f8", track=True)
@@ -232,6 +252,19 @@ class World(Guarded):
         for the component's readers (``world[name].touch``; nothing on an
         untracked component).
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        KeyError
+            If an entity does not have the component.
+
+        Notes
+        -----
+        O(k) for k handles.
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4", track=True); e = w.create(1)
@@ -245,6 +278,22 @@ class World(Guarded):
     def set(self, name: str, handles: Any, /, **columns: Any) -> None:
         """Replace the values of component ``name`` for entities that must
         have it (``world[name].set``).
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        KeyError
+            If an entity does not have the component; nothing changes.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width.
 
         Examples
         --------
@@ -264,6 +313,10 @@ class World(Guarded):
         hook that raises propagates, the addition kept (see
         :mod:`sparseset.world.hooks`). Returns a
         :class:`~sparseset.world.hooks.Subscription`: ``close()`` it to stop.
+
+        Notes
+        -----
+        O(1); the hook then runs once per call that adds, with the handles it added.
 
         Examples
         --------
@@ -285,6 +338,11 @@ class World(Guarded):
         A hook that raises stops the call with the world unchanged.
         Otherwise as :meth:`on_add`.
 
+        Notes
+        -----
+        O(1); the hook then runs once per call that removes, with the handles it
+        removes.
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4"); e = w.create(2)
@@ -305,6 +363,19 @@ class World(Guarded):
         All must be alive (a repeat counts once); otherwise
         :class:`DeadHandleError` (a ``ValueError``) is raised and nothing is
         destroyed. Returns how many were destroyed.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+
+        Notes
+        -----
+        O(k x c) for k handles and the c components registered (each store is asked);
+        hooks run once per store, not per entity.
 
         Examples
         --------
@@ -341,6 +412,15 @@ class World(Guarded):
 
     def alive(self, handles: Any) -> Any:
         """Whether each handle is a live entity: a bool, or a bool array.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+
+        Notes
+        -----
+        O(k) for k handles.
 
         Examples
         --------
@@ -412,6 +492,18 @@ class World(Guarded):
             :meth:`reader` (8 bytes per row, plus the removals no reader
             has read yet). Untracked components cost nothing.
 
+        Raises
+        ------
+        ValueError
+            If ``name`` is already registered or the dtype or shape is not one a column
+            takes.
+        TypeError
+            If ``name`` is not a string.
+
+        Notes
+        -----
+        O(1), plus the store's first allocation.
+
         Examples
         --------
         >>> w = World()
@@ -480,6 +572,24 @@ class World(Guarded):
     def add(self, name: str, handles: Any, /, **columns: Any) -> int:
         """Give entities component ``name``, or replace its values.
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        UnknownColumnError
+            If a keyword names a column the component does not have.
+        ValueError
+            If a value does not broadcast to its rows; nothing changes.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width, amortised as ``ComponentStore.add``.
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4"); e = w.create(2)
@@ -490,6 +600,22 @@ class World(Guarded):
 
     def remove(self, name: str, handles: Any) -> int:
         """Take component ``name`` from entities that must all have it.
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        DeadHandleError
+            If a handle is not alive (a ``ValueError`` and a ``KeyError``); nothing
+            changes.
+        KeyError
+            If an entity does not have the component; nothing changes.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width.
 
         Examples
         --------
@@ -503,6 +629,19 @@ class World(Guarded):
     def discard(self, name: str, handles: Any) -> int:
         """Take component ``name`` from the entities that have it.
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative.
+
+        Notes
+        -----
+        O(k) for k handles, times the row width.
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4"); e = w.create(2); w.add("hp", e[0])
@@ -515,6 +654,19 @@ class World(Guarded):
     def get(self, name: str, handles: Any) -> dict[str, Any]:
         """The values of component ``name`` for entities that must have it.
 
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+        KeyError
+            If an entity does not have the component (a dead handle included).
+
+        Notes
+        -----
+        O(k) for k handles, times the row width (the rows are copied out).
+
         Examples
         --------
         >>> w = World(); w.register("hp", "i4"); e = w.create(2)
@@ -526,6 +678,17 @@ class World(Guarded):
 
     def has(self, name: str, handles: Any) -> Any:
         """Whether each entity has component ``name`` (False for dead handles).
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        TypeError
+            If a handle is not an integer.
+
+        Notes
+        -----
+        O(k) for k handles.
 
         Examples
         --------
@@ -553,6 +716,19 @@ class World(Guarded):
         Components in ``optional`` do not select: ``v.rows(name)`` holds
         :data:`~sparseset.NO_ROW` for a match that lacks one, and
         ``v.has(name)`` is the mask of the matches that have it.
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        ValueError
+            If no component is named, a name repeats, or a component is both
+            required and excluded or optional.
+
+        Notes
+        -----
+        O(1) to make; each question it answers walks the smallest required store and
+        probes the others: O(m x r) for m members of that store and r other components.
 
         Examples
         --------
@@ -598,6 +774,10 @@ class World(Guarded):
         Raises :class:`~sparseset.DeadHandleError` for a dead handle and
         ``ValueError`` for a batch (this asks about one entity).
 
+        Notes
+        -----
+        O(c) for the c registered components (each store is asked).
+
         Examples
         --------
         >>> w = World(); w.register("a"); w.register("b", "f8"); e = w.create(2)
@@ -617,6 +797,10 @@ class World(Guarded):
 
         Raises :class:`~sparseset.DeadHandleError` for a dead handle and
         ``ValueError`` for a batch.
+
+        Notes
+        -----
+        O(c) for the c registered components, plus the rows copied out.
 
         Examples
         --------
@@ -649,6 +833,19 @@ class World(Guarded):
 
         Asking again with the same components (in any order) returns the
         same group. A component can be owned by one group only.
+
+        Raises
+        ------
+        UnknownComponentError
+            If ``name`` was never registered.
+        ValueError
+            If no component is named, a name repeats, or a component is already
+            owned by another group.
+
+        Notes
+        -----
+        O(n) the first time, for the n members of the components' stores (they are
+        packed); O(1) when the group exists.
 
         Examples
         --------
@@ -738,6 +935,10 @@ class World(Guarded):
             place of an older world directory at ``path`` (anything else
             there raises ``FileExistsError``). Needs pyarrow.
 
+        Notes
+        -----
+        O(n) for the world's entities and rows, written once.
+
         Examples
         --------
         >>> import pathlib, tempfile
@@ -765,6 +966,10 @@ class World(Guarded):
         formats; a world is returned only once all of it has been read
         and checked.
 
+        Notes
+        -----
+        O(n) for the saved entities and rows, read and checked once.
+
         Examples
         --------
         >>> World.load("/nonexistent/world.npz")
@@ -787,6 +992,17 @@ class World(Guarded):
         ``component.column`` otherwise; tags add no column. With no
         components, the table lists every live entity not in ``exclude``.
         Needs pyarrow.
+
+        Raises
+        ------
+        ImportError
+            If pyarrow is not installed.
+        UnknownComponentError
+            If ``name`` was never registered.
+
+        Notes
+        -----
+        O(m) per column for the m matches of the view (a join: the rows are copied).
 
         Examples
         --------
