@@ -15,9 +15,13 @@ every cross-reference resolves, and every gallery example runs.
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import inspect
 import re
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -209,6 +213,274 @@ def test_every_reference_entry_names_something():
         except (ImportError, AttributeError):
             stale.append(entry)
     assert stale == [], f"reference entries naming nothing: {stale}"
+
+
+# -- complexity and errors ---------------------------------------------------
+
+#: Where a Raises section starts in a docstring (numpydoc's underlined heading).
+RAISES = re.compile(r"^Raises\n-{6,}$", re.MULTILINE)
+#: A numpydoc section heading: what ends the Raises section.
+SECTION = re.compile(r"^\w[\w ]*\n-{3,}$", re.MULTILINE)
+
+
+def documented_members(
+    public: Iterable[tuple[str, object]], package: str = "sparseset"
+) -> list[tuple[str, Callable[..., object]]]:
+    """``(qualified name, function)`` for every public callable to document.
+
+    The public functions, and the public methods and properties (plain,
+    cached, static, class) of the public classes, those the class defines
+    and those it inherits from classes of ``package``; a property stands
+    for its getter. Data (dataclass and named-tuple fields, slots,
+    constants) and names starting with ``_`` are left out, and so are
+    exception classes, whose only methods are Python's, and the mixin
+    methods a class takes as they are (``SparseMap.get`` from
+    ``collections.abc``, under a lock): the reference leaves those out too
+    (``docs/conf.py``).
+
+    >>> class Base:
+    ...     def shared(self): ...
+    >>> Base.__module__ = "pkg.base"
+    >>> class Thing(Base):
+    ...     limit = 3
+    ...     @property
+    ...     def size(self): ...
+    ...     def _hidden(self): ...
+    >>> Thing.__module__ = "pkg.thing"
+    >>> def helper(): ...
+    >>> [name for name, _ in documented_members(
+    ...     [("pkg.Thing", Thing), ("pkg.helper", helper)], package="pkg")]
+    ['pkg.Thing.size', 'pkg.Thing.shared', 'pkg.helper']
+    """
+    found: dict[str, Callable[..., object]] = {}
+    for qualified, obj in public:
+        if isinstance(obj, type):
+            if issubclass(obj, BaseException):
+                continue
+            for klass in obj.__mro__:
+                if not klass.__module__.startswith(package):
+                    continue
+                for name, value in vars(klass).items():
+                    function = _function_of(value)
+                    member = f"{qualified}.{name}"
+                    if name.startswith("_") or function is None or member in found:
+                        continue
+                    code = inspect.unwrap(function)
+                    if code is not function and not code.__module__.startswith(package):
+                        continue  # a mixin's method, wrapped: not in the reference
+                    found[member] = function
+        elif callable(obj):
+            found[qualified] = obj
+    return list(found.items())
+
+
+def _function_of(value: object) -> Callable[..., object] | None:
+    """The function a class attribute runs, or None for data."""
+    if isinstance(value, property):
+        return value.fget
+    if isinstance(value, functools.cached_property):
+        return value.func
+    if isinstance(value, (staticmethod, classmethod)):
+        return value.__func__
+    if inspect.isfunction(value):
+        return value
+    return None
+
+
+def raised_names(function: Callable[..., object]) -> list[str]:
+    """The exceptions ``function``'s own body raises, by the name it raises.
+
+    Only ``raise`` statements of the function itself count (not those of
+    the functions it calls, nor of functions it defines); a bare ``raise``
+    re-raises what something else raised and does not count. The name is
+    the class's (``raise KeyError(k)`` and ``raise KeyError`` give
+    ``KeyError``), or the name of the value raised (``raise error``).
+
+    >>> def check(k):
+    ...     if k < 0:
+    ...         raise ValueError(f"{k} < 0")
+    ...     try:
+    ...         return {}[k]
+    ...     except KeyError:
+    ...         raise
+    >>> raised_names(check)
+    ['ValueError']
+    """
+    # The code itself: a numba dispatcher's Python function, and under a
+    # wrapper (sparseset.sets.locking's guards) the function it wraps.
+    function = inspect.unwrap(getattr(function, "py_func", function))
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError):
+        return []
+    tree = ast.parse(source).body[0]
+    names = []
+    pending = list(ast.iter_child_nodes(tree))
+    while pending:
+        node = pending.pop(0)
+        if isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
+            continue
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name):
+                names.append(raised.id)
+            elif isinstance(raised, ast.Attribute):
+                names.append(raised.attr)
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def raises_section(doc: str) -> str | None:
+    r"""The text of a numpydoc docstring's Raises section, None if it has none.
+
+    >>> raises_section("Do it.\n\nRaises\n------\nKeyError\n    If not there.")
+    'KeyError\n    If not there.'
+    >>> raises_section("Do it.") is None
+    True
+    """
+    match = RAISES.search(doc)
+    if match is None:
+        return None
+    rest = doc[match.end() :]
+    following = SECTION.search(rest)
+    return (rest[: following.start()] if following else rest).strip()
+
+
+def undocumented_costs(
+    members: Iterable[tuple[str, Callable[..., object]]],
+) -> list[str]:
+    """What each member's docstring fails of the rule, one line per failure.
+
+    The rule (the API reference's promise, issue 29):
+
+    - **complexity**: the docstring states the cost in big-O notation, so
+      it contains ``O(`` (``O(1)``, ``O(k) for k ids``, ``O(n) in the
+      members``), with the sentence around it saying in what;
+    - **errors**: a callable whose own body has a ``raise`` statement has
+      a Raises section, which names every exception class it raises (a
+      raise of a value, ``raise error``, needs the section only).
+
+    What the functions it calls raise is not checked: that cannot be read
+    off the code reliably, so "everything that can raise says so" is left
+    to review, and a Raises section is the reviewer's statement of what
+    the call raises, its callees' errors included.
+
+    >>> def fine(k):
+    ...     '''Look k up, O(1).
+    ...
+    ...     Raises
+    ...     ------
+    ...     KeyError
+    ...         If k is not there.
+    ...     '''
+    ...     raise KeyError(k)
+    >>> undocumented_costs([("fine", fine)])
+    []
+    """
+    failures = []
+    for name, function in members:
+        doc = inspect.getdoc(function) or ""
+        if "O(" not in doc:
+            failures.append(f"{name}: no complexity (O(...)) in its docstring")
+        raised = raised_names(function)
+        if not raised:
+            continue
+        section = raises_section(doc)
+        if section is None:
+            raised = list(dict.fromkeys(raised))
+            failures.append(f"{name}: raises {raised} but has no Raises section")
+            continue
+        unnamed = sorted(
+            {
+                error
+                for error in raised
+                if error[:1].isupper() and not re.search(rf"\b{error}\b", section)
+            }
+        )
+        if unnamed:
+            failures.append(f"{name}: its Raises section does not name {unnamed}")
+    return failures
+
+
+def test_the_cost_check_catches_a_missing_line():
+    # The check itself, on a fake class: a method and a property with no
+    # complexity, a method that raises with no Raises section, and one
+    # whose section leaves an exception out, are each reported; the
+    # documented method is not.
+    class Fake:
+        def documented(self, k: int) -> int:
+            """Twice k, O(1).
+
+            Raises
+            ------
+            ValueError
+                If k is negative.
+            """
+            if k < 0:
+                raise ValueError(k)
+            return 2 * k
+
+        def no_cost(self) -> None:
+            """Nothing."""
+
+        @property
+        def size(self) -> int:
+            """The size."""
+            return 0
+
+        def silent(self, k: int) -> None:
+            """O(1)."""
+            if k:
+                raise KeyError(k)
+
+        def partial(self, k: int) -> None:
+            """O(1).
+
+            Raises
+            ------
+            KeyError
+                If k is set.
+            """
+            if k:
+                raise KeyError(k)
+            raise TypeError(k)
+
+    Fake.__module__ = "fake"
+    members = documented_members([("fake.Fake", Fake)], package="fake")
+    assert [name for name, _ in members] == [
+        "fake.Fake.documented",
+        "fake.Fake.no_cost",
+        "fake.Fake.size",
+        "fake.Fake.silent",
+        "fake.Fake.partial",
+    ]
+    assert undocumented_costs(members) == [
+        "fake.Fake.no_cost: no complexity (O(...)) in its docstring",
+        "fake.Fake.size: no complexity (O(...)) in its docstring",
+        "fake.Fake.silent: raises ['KeyError'] but has no Raises section",
+        "fake.Fake.partial: its Raises section does not name ['TypeError']",
+    ]
+
+
+def public_objects() -> list[tuple[str, object]]:
+    """Each public object once, under its first public name."""
+    objects: list[tuple[str, object]] = []
+    for module, name in public_names():
+        obj = resolve(f"{module}.{name}")
+        if not any(obj is seen for _, seen in objects):
+            objects.append((f"{module}.{name}", obj))
+    return objects
+
+
+def test_every_public_callable_states_its_cost_and_errors():
+    pytest.importorskip("distributed")
+    failures = undocumented_costs(documented_members(public_objects()))
+    assert failures == [], (
+        f"{len(failures)} failures of the docstring rule of undocumented_costs:\n"
+        + "\n".join(failures)
+    )
 
 
 # -- links ---------------------------------------------------------------------
