@@ -101,7 +101,10 @@ class Tunable:
 
     @property
     def variable(self) -> str:
-        """The environment variable that overrides the default."""
+        """The environment variable that overrides the default.
+
+        O(1).
+        """
         return PREFIX + self.name
 
 
@@ -122,6 +125,16 @@ def setting(
 
     Raises ``ValueError`` naming the variable and its value if that is not
     an integer (Python syntax: underscores, ``0x``) or is out of bounds.
+
+    Raises
+    ------
+    ValueError
+        If the variable is set but not an integer (``int(text, 0)``), or
+        lies outside ``[low, high]``.
+
+    Notes
+    -----
+    O(1): one environment lookup and one parse.
 
     Examples
     --------

@@ -120,18 +120,28 @@ class WorkloadData:
 
     @cached_property
     def space_order(self) -> np.ndarray:
-        """The whole id space in random order; its first n are :attr:`ids`."""
+        """The whole id space in random order; its first n are :attr:`ids`.
+
+        O(s) for the s ids of the space, drawn on first use and kept.
+        """
         order: np.ndarray = self._rng("space_order").permutation(self.space)
         return order
 
     @cached_property
     def ids(self) -> np.ndarray:
-        """The members: n distinct int64 ids in random order."""
+        """The members: n distinct int64 ids in random order.
+
+        O(n), made on first use and kept.
+        """
         return np.ascontiguousarray(self.space_order[: self.n])
 
     @cached_property
     def queries(self) -> np.ndarray:
-        """n queries, :attr:`half` of them members, shuffled together."""
+        """n queries, :attr:`half` of them members, shuffled together.
+
+        O(s) for the s ids of the space (the misses are drawn from its rest),
+        made on first use and kept.
+        """
         g = self._rng("queries")
         hits = g.choice(self.ids, self.half, replace=False)
         misses = g.choice(self.space_order[self.n :], self.n - self.half, replace=False)
@@ -140,7 +150,10 @@ class WorkloadData:
 
     @cached_property
     def victims(self) -> np.ndarray:
-        """A random half of the members, in random order: what discard removes."""
+        """A random half of the members, in random order: what discard removes.
+
+        O(n), drawn on first use and kept.
+        """
         victims: np.ndarray = self._rng("victims").choice(
             self.ids, self.half, replace=False
         )
@@ -149,6 +162,8 @@ class WorkloadData:
     @cached_property
     def other(self) -> np.ndarray:
         """A second set's n ids, the intersection's right operand.
+
+        O(n), drawn on first use and kept.
 
         The last :attr:`half` of :attr:`ids` and ``n - half`` non-members,
         shuffled together.
@@ -163,6 +178,8 @@ class WorkloadData:
     def pos(self) -> np.ndarray:
         """float64 ``(n, 3)`` positions, uniform in ``[-100, 100)``.
 
+        O(n), drawn on first use and kept.
+
         Row k belongs to ``ids[k]`` in a store and to entity k in a world.
         """
         pos: np.ndarray = self._rng("pos").uniform(-100.0, 100.0, (self.n, 3))
@@ -170,13 +187,18 @@ class WorkloadData:
 
     @cached_property
     def vel(self) -> np.ndarray:
-        """float64 ``(n, 3)`` velocities, standard normal, laid out as :attr:`pos`."""
+        """float64 ``(n, 3)`` velocities, standard normal, laid out as :attr:`pos`.
+
+        O(n), drawn on first use and kept.
+        """
         vel: np.ndarray = self._rng("vel").standard_normal((self.n, 3))
         return vel
 
     @cached_property
     def pos_order(self) -> np.ndarray:
         """The order a world's entities get ``pos``: every index, shuffled.
+
+        O(n), drawn on first use and kept.
 
         Components are added in random order so that rows and handles
         disagree, as after a while of play.
@@ -186,13 +208,18 @@ class WorkloadData:
 
     @cached_property
     def vel_order(self) -> np.ndarray:
-        """The order every entity gets ``vel`` (group update): shuffled."""
+        """The order every entity gets ``vel`` (group update): shuffled.
+
+        O(n), drawn on first use and kept.
+        """
         order: np.ndarray = self._rng("vel_order").permutation(self.n)
         return order
 
     @cached_property
     def vel_members(self) -> np.ndarray:
         """The entities with ``vel`` in the view join, in random order.
+
+        O(n), drawn on first use and kept.
 
         A random :attr:`half` of the entity indexes ``0 .. n - 1``.
         """
@@ -203,19 +230,30 @@ class WorkloadData:
 
     @cached_property
     def ids_list(self) -> list[int]:
-        """:attr:`ids` as Python ints, for the Python baselines."""
+        """:attr:`ids` as Python ints, for the Python baselines.
+
+        O(n), made on first use and kept.
+        """
         ids: list[int] = self.ids.tolist()
         return ids
 
     @cached_property
     def pyset(self) -> set[int]:
-        """:attr:`ids` as a builtin set (shared: copy it to change it)."""
+        """:attr:`ids` as a builtin set (shared: copy it to change it).
+
+        O(n), made on first use and kept.
+        """
         return set(self.ids_list)
 
     # -- the containers the workloads run on -----------------------------------
 
     def member_set(self) -> SparseSet:
         """A new set holding :attr:`ids`, reserved for the id space.
+
+        Notes
+        -----
+        O(s + n) for the s ids of the space (the flat index reserved for it)
+        and the n members.
 
         Examples
         --------
@@ -227,6 +265,11 @@ class WorkloadData:
 
     def other_set(self) -> SparseSet:
         """A new set holding :attr:`other`, reserved for the id space.
+
+        Notes
+        -----
+        O(s + n) for the s ids of the space (the flat index reserved for it)
+        and the n members.
 
         Examples
         --------
@@ -241,6 +284,18 @@ class WorkloadData:
 
         Reserved for the id space; ``count`` is every id by default. Row k
         holds ``pos[k]`` and ``vel[k]`` of ``ids[k]``.
+
+        Raises
+        ------
+        TypeError
+            If ``count`` is not an integer.
+        ValueError
+            If ``count`` is negative or more than the data's n ids.
+
+        Notes
+        -----
+        O(s + count) for the s ids of the space (the flat index reserved for
+        it) and the rows added.
 
         Examples
         --------
@@ -270,6 +325,10 @@ class WorkloadData:
         Entity k (handle k in a fresh world) has ``pos[k]`` and ``vel[k]``;
         ``pos`` is added in :attr:`pos_order`, ``vel`` in the order of
         ``vel_entities`` (:attr:`vel_order` or :attr:`vel_members`).
+
+        Notes
+        -----
+        O(n) for the n entities and their rows.
 
         Examples
         --------

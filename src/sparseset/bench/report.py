@@ -74,6 +74,10 @@ class Result:
 def combine_processes(runs: Sequence[Sequence[Result]]) -> list[Result]:
     """Each figure's median over several processes' results, with its range.
 
+    Notes
+    -----
+    O(r * p) for r figures and p processes.
+
     Examples
     --------
     >>> runs = [[Result("contains", "sparseset", ns, 10, ns * 1e-8)]
@@ -127,6 +131,10 @@ def format_table(results: Sequence[Result], title: str = "") -> str:
     Each row has sparseset's ns per element, then every baseline's ns per
     element and its speedup (baseline / sparseset). A baseline timed on a
     subset (``scaled``) is marked ``*`` and explained under the table.
+
+    Notes
+    -----
+    O(r) for r results.
 
     Examples
     --------
@@ -213,6 +221,10 @@ def write_json(
 
     Each result is an object with the fields of :class:`Result`.
 
+    Notes
+    -----
+    O(r) for r results.
+
     Examples
     --------
     >>> import json, os, tempfile
@@ -244,6 +256,10 @@ def write_plot(results: Sequence[Result], path: str, title: str = "") -> None:
     One bar per implementation, coloured by family (sparseset, numpy,
     Python, esper) and labelled with its name; hatched bars were timed on
     a subset. Needs matplotlib.
+
+    Notes
+    -----
+    O(r) for r results, plus matplotlib's rendering.
 
     Examples
     --------

@@ -188,6 +188,16 @@ def run_bench(
         One per workload and implementation, in table order. esper rows
         are present only when esper can be imported.
 
+    Raises
+    ------
+    ValueError
+        If ``n``, ``repeats`` or ``seed`` is out of range: ``n`` must be
+        positive with its 4n-id space inside the flat index, ``repeats`` at
+        least 1, ``seed`` non-negative.
+    ImportError
+        If ``plot_path`` is given and matplotlib is not installed (raised
+        before anything runs).
+
     Examples
     --------
     >>> import io
@@ -284,6 +294,16 @@ def run_bench_processes(
         One per workload and implementation: ``ns_per_element`` and
         ``seconds`` are medians over the processes, ``low`` and ``high``
         the extremes of ``ns_per_element``.
+
+    Raises
+    ------
+    ValueError
+        If ``processes`` is less than one, or another argument is out of
+        range as for :func:`run_bench`.
+    ImportError
+        If ``plot_path`` is given and matplotlib is not installed.
+    RuntimeError
+        If a process fails; its stderr is in the message.
 
     Examples
     --------

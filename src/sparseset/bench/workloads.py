@@ -201,6 +201,16 @@ def cases(workload: str, data: WorkloadData, esper: Any = None) -> list[Case]:
         update); its world :data:`ESPER_WORLD` is filled here. Without it,
         no esper cases.
 
+    Raises
+    ------
+    ValueError
+        If ``workload`` is not one of :data:`WORKLOADS`.
+
+    Notes
+    -----
+    O(n) for the data's n ids: it builds the containers the cases run on
+    (and draws the inputs they need on first use); nothing runs.
+
     Examples
     --------
     >>> [c.implementation for c in cases("discard", WorkloadData(10))]

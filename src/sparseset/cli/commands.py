@@ -53,6 +53,10 @@ def _bench_size(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m sparseset``.
 
+    Notes
+    -----
+    O(1): builds the parser, a fixed set of commands and options.
+
     Examples
     --------
     >>> args = build_parser().parse_args(["demo", "--entities", "1_000"])
@@ -159,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``python -m sparseset`` with ``argv``; returns the exit status.
+
+    Notes
+    -----
+    O(1) to parse ``argv``; the command it runs costs what it runs
+    (:func:`~sparseset.demo.run_demo`, :func:`~sparseset.bench.run_bench`).
 
     Examples
     --------

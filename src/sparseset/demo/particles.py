@@ -71,6 +71,10 @@ def integrate(
     and a particle that crosses a wall of ``[-box, box]^2`` is put back on
     it with that velocity component reversed.
 
+    Notes
+    -----
+    O(n) for the n particles, in one compiled pass.
+
     Examples
     --------
     >>> pos = np.array([[0.0, 0.0], [0.95, 0.0]])
@@ -103,6 +107,10 @@ def apply_drag(
     ``1 - drag[drag_rows[k]] * dt``: the rows a view of ``vel`` and
     ``drag`` hands out, so only the particles that have both are touched.
 
+    Notes
+    -----
+    O(m) for the m matched particles, in one compiled pass.
+
     Examples
     --------
     >>> vel = np.array([[1.0, 2.0], [1.0, 1.0]])
@@ -121,6 +129,11 @@ def apply_drag(
 def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
     """Record the despawn of every particle whose lifetime ran out into
     ``commands``, a deferred-command buffer's twin; returns how many.
+
+    Notes
+    -----
+    O(n) for the n particles with a lifetime, plus O(1) amortised per
+    despawn recorded.
 
     Examples
     --------
@@ -145,6 +158,10 @@ def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
 @njit(cache=True, nogil=True)
 def cells_of(pos: np.ndarray, grid: int, box: float) -> np.ndarray:
     """The grid cell of each position: ``row * grid + column`` over the box.
+
+    Notes
+    -----
+    O(n) for n positions, in one compiled pass.
 
     Examples
     --------
@@ -177,6 +194,11 @@ def rebucket(
 
     ``pos_rows[k]`` and ``cell_rows[k]`` are particle ``handles[k]``'s rows
     in the ``pos`` and ``cell`` stores.
+
+    Notes
+    -----
+    O(m) for the m moved particles, plus O(1) amortised per command
+    recorded.
 
     Examples
     --------
@@ -236,16 +258,26 @@ class DemoSummary:
 
     @property
     def balanced(self) -> bool:
-        """Live particles equal spawned minus despawned."""
+        """Live particles equal spawned minus despawned.
+
+        O(1).
+        """
         return self.live == self.spawned - self.despawned
 
     @property
     def steps_per_second(self) -> float:
-        """Simulation steps per wall-clock second."""
+        """Simulation steps per wall-clock second.
+
+        O(1).
+        """
         return self.steps / self.seconds
 
     def lines(self) -> list[str]:
         """The summary as printed, one fact per line.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -313,6 +345,10 @@ class ParticleWorld:
         a lifetime and ``DRAG_SHARE`` a drag coefficient. ``into`` is the
         world (the default) or a deferred-command buffer.
 
+        Notes
+        -----
+        O(count) (the random draws, then four batch adds).
+
         Examples
         --------
         >>> sim = ParticleWorld(seed=2)
@@ -340,24 +376,46 @@ class ParticleWorld:
     # -- the systems ----------------------------------------------------------
 
     def integrate(self, world: World, dt: float) -> None:
-        """Move every particle (the write scope declares the moves)."""
+        """Move every particle (the write scope declares the moves).
+
+        Notes
+        -----
+        O(n) for the n particles of the group.
+        """
         with self.motion.write("pos") as pos:
             integrate(pos, self.motion["vel"], dt, GRAVITY, BOX)
 
     def age(self, world: World, dt: float) -> None:
-        """Shorten every lifetime."""
+        """Shorten every lifetime.
+
+        Notes
+        -----
+        O(n) for the n particles with a lifetime.
+        """
         life = world["life"]["life"]
         life -= dt
 
     def drag(self, world: World, dt: float) -> None:
-        """Slow the particles that have a drag coefficient."""
+        """Slow the particles that have a drag coefficient.
+
+        Notes
+        -----
+        O(m) for the m particles with drag, plus the view's join after a
+        change.
+        """
         view = self.dragged
         vel, drag = world["vel"]["vel"], world["drag"]["drag"]
         apply_drag(vel, drag, view.rows("vel"), view.rows("drag"), dt)
 
     def reap(self, world: World, commands: Commands) -> None:
         """Despawn the expired (from compiled code, through the command
-        buffer's twin) and spawn as many, when the batch ends."""
+        buffer's twin) and spawn as many, when the batch ends.
+
+        Notes
+        -----
+        O(n) for the n particles with a lifetime, plus the respawns,
+        O(count) (:meth:`spawn`).
+        """
         store = world["life"]
         expired = despawn_expired(store["life"], store.ids, commands.jit)
         self.despawned += expired
@@ -365,7 +423,13 @@ class ParticleWorld:
 
     def regrid(self, world: World, changes: Changes, commands: Commands) -> None:
         """Re-bucket the particles that moved into another cell since the
-        last run; new particles get their cell (counted by the hook)."""
+        last run; new particles get their cell (counted by the hook).
+
+        Notes
+        -----
+        O(m) for the m particles moved since the last run (their rows found and
+        re-bucketed in one compiled pass).
+        """
         moved = changes["pos"].changed()
         if moved.shape[0]:
             pos, cell = world["pos"], world["cell"]
@@ -389,6 +453,10 @@ class ParticleWorld:
     def grid_matches(self) -> bool:
         """Whether the grid's counts are the cells the particles hold.
 
+        Notes
+        -----
+        O(n + g) for the n particles and the g grid cells.
+
         Examples
         --------
         >>> sim = ParticleWorld(seed=3); sim.spawn(40); sim.step(); sim.step()
@@ -406,6 +474,10 @@ class ParticleWorld:
     def step(self, threads: int | None = None) -> int:
         """Advance one step (one run of the schedule); returns how many
         particles were updated.
+
+        Notes
+        -----
+        O(n) for the n particles: the systems' costs, each above.
 
         Examples
         --------
@@ -508,6 +580,11 @@ def plot(world: World, summary: DemoSummary, path: str) -> None:
     """Write a PNG: the final positions, and the live and despawned per step.
 
     Needs matplotlib (``pip install sparseset[demo]``).
+
+    Notes
+    -----
+    O(n + s) for n particles (at most 100,000 drawn) and s steps, plus
+    matplotlib's rendering.
 
     Examples
     --------

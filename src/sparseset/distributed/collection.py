@@ -95,6 +95,11 @@ class ShardedCollection(DaskMethodsMixin, ABC):
         """This collection with its shards built and kept in the cluster's
         memory: dask's ``persist``, typed (dask's own is unannotated).
 
+        Notes
+        -----
+        O(1) here: it submits the graph; the cluster then does the work the
+        collection's graph holds (O(k) for k ids for one built from ids).
+
         Examples
         --------
         >>> from sparseset.distributed import ShardedSet
@@ -108,17 +113,26 @@ class ShardedCollection(DaskMethodsMixin, ABC):
 
     @property
     def kind(self) -> str:
-        """Each shard's index kind."""
+        """Each shard's index kind.
+
+        O(1).
+        """
         return self._kind.name
 
     @property
     def shards(self) -> int:
-        """How many shards."""
+        """How many shards.
+
+        O(1).
+        """
         return self.layout.shards
 
     @property
     def name(self) -> str:
-        """The dask name of the shards' tasks: keys are ``(name, shard)``."""
+        """The dask name of the shards' tasks: keys are ``(name, shard)``.
+
+        O(1).
+        """
         return self._name
 
     def _per_shard(self, function: Any, prefix: str) -> da.Array:
@@ -130,6 +144,12 @@ class ShardedCollection(DaskMethodsMixin, ABC):
 
     def shard_lengths(self) -> np.ndarray:
         """How many members each shard holds (computed once, then kept).
+
+        Notes
+        -----
+        The first call computes: one O(1) task per shard, plus building the
+        shards if they are not persisted. Later calls copy the kept lengths,
+        O(s) for s shards.
 
         Examples
         --------
@@ -143,6 +163,11 @@ class ShardedCollection(DaskMethodsMixin, ABC):
 
     def shard_nbytes(self) -> np.ndarray:
         """Bytes each shard's arrays hold (its index, ids and any columns).
+
+        Notes
+        -----
+        Computes now: one O(c) task per shard for c columns, plus building the
+        shards if they are not persisted.
 
         Examples
         --------
@@ -161,6 +186,11 @@ class ShardedCollection(DaskMethodsMixin, ABC):
         Blocks follow the shards; within a shard, members are in its
         insertion order (until a removal swaps one in). Computes the
         shards' lengths, so that the blocks' sizes are known.
+
+        Notes
+        -----
+        Lazy: O(n) work for the n members when computed, one task per shard;
+        building the graph calls :meth:`shard_lengths` (computed once).
 
         Examples
         --------

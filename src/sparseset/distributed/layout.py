@@ -76,6 +76,17 @@ class Layout:
     def hash(cls, shards: int) -> Layout:
         """Ids spread by a hash over ``shards`` shards.
 
+        Raises
+        ------
+        TypeError
+            If ``shards`` is not an integer.
+        ValueError
+            If ``shards`` is outside ``[1, 65536]``.
+
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> Layout.hash(8)
@@ -86,6 +97,18 @@ class Layout:
     @classmethod
     def range(cls, shards: int, space: int) -> Layout:
         """``shards`` contiguous blocks covering the ids of ``[0, space)``.
+
+        Raises
+        ------
+        TypeError
+            If ``shards`` or ``space`` is not an integer.
+        ValueError
+            If ``shards`` is outside ``[1, 65536]`` or ``space`` outside
+            ``[0, 2**64]``.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -104,6 +127,10 @@ class Layout:
         """The first id of ``shard``'s block (0 for a hash layout): a shard
         stores ``id - start``.
 
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> Layout.range(4, space=100).start(2), Layout.hash(4).start(2)
@@ -113,6 +140,15 @@ class Layout:
 
     def shard_of(self, ids: Any) -> np.ndarray:
         """The shard of each id (non-negative integers), as uint16.
+
+        Raises
+        ------
+        ValueError
+            If an id is negative.
+
+        Notes
+        -----
+        O(k) for k ids, in one compiled pass.
 
         Examples
         --------
@@ -130,6 +166,10 @@ class Layout:
         """Split ``ids`` into per-shard runs; returns the split and -1, or the
         position of the first id that is negative or at or past ``limit``
         (unless ``limit`` is 0), with the split then unspecified.
+
+        Notes
+        -----
+        O(k + s) for k ids and s shards, in one compiled pass.
 
         Examples
         --------

@@ -343,6 +343,19 @@ class ShardedSet(ShardedCollection):
         is built (this set stays as it is, as always). Repeated ids count
         once. Negative ids raise ``ValueError`` (here for in-memory ids).
 
+        Raises
+        ------
+        KeyError
+            When computed or persisted, if an id is not a member.
+        ValueError
+            If an id is negative (now for in-memory ids, when computed for
+            dask ones).
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, one split pass per block and
+        one task per shard, as :meth:`discard`.
+
         Examples
         --------
         >>> s = ShardedSet([1, 2, 3], shards=2)
@@ -668,6 +681,18 @@ class ShardedSet(ShardedCollection):
         returns. A missing file raises ``FileNotFoundError``, anything
         wrong with one :class:`~sparseset.FormatError`. A shard lost with
         a worker is read again.
+
+        Raises
+        ------
+        FormatError
+            If ``path`` holds no valid manifest, or a shard's file is not the
+            one it lists.
+        OSError
+            If a file cannot be read.
+
+        Notes
+        -----
+        O(n) for n members, read and checked by the workers, now.
 
         Examples
         --------

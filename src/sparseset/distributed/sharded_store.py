@@ -183,6 +183,18 @@ class ShardedStore(ShardedCollection):
         holding a null raises when computed. ``options`` are
         :meth:`from_arrays`'s layout options.
 
+        Raises
+        ------
+        TypeError
+            If ``id`` is not a column name.
+        KeyError
+            If ``id``, or a column of ``schema``, is not a column of the frame.
+
+        Notes
+        -----
+        Lazy: O(n) work for n rows when persisted, one task per partition and
+        shard, as :meth:`from_arrays`.
+
         Examples
         --------
         >>> import dask.dataframe as dd, pandas as pd
@@ -254,6 +266,8 @@ class ShardedStore(ShardedCollection):
     def schema(self) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
         """Column name -> ``(dtype, row_shape)``, as a shard's.
 
+        O(c) for c columns: a new dict each time.
+
         Examples
         --------
         >>> ShardedStore({"n": "i4"}, shards=1).schema
@@ -263,7 +277,10 @@ class ShardedStore(ShardedCollection):
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The column names, in schema order."""
+        """The column names, in schema order.
+
+        O(c) for c columns.
+        """
         return tuple(self._schema)
 
     def __repr__(self) -> str:
@@ -304,6 +321,16 @@ class ShardedStore(ShardedCollection):
 
         Every id must be in the store: when computed, an absent one raises
         ``KeyError`` naming it. Ids are checked as for :meth:`contains`.
+
+        Raises
+        ------
+        KeyError
+            When computed, if an id is not in the store.
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, times the row width, split
+        by shard with no shuffle.
 
         Examples
         --------
@@ -391,6 +418,18 @@ class ShardedStore(ShardedCollection):
         sum that does not fit its column raises ``ValueError`` when
         computed, naming the shard and the id, and builds nothing. Values
         are given and checked as for :meth:`update`.
+
+        Raises
+        ------
+        TypeError
+            If a column given does not hold numbers.
+        ValueError
+            When computed, if an integer sum does not fit its column.
+
+        Notes
+        -----
+        Lazy: O(k) work for k ids when computed, times the row width, as
+        :meth:`update`.
 
         Examples
         --------

@@ -44,6 +44,11 @@ def unique(
     for :class:`~sparseset.distributed.ShardedSet` (``index`` must take
     every id: ``"hash"`` takes all of ``[0, 2**63)``).
 
+    Notes
+    -----
+    Lazy: O(k) work for k ids when computed, one split pass per block and
+    one task per shard, with no shuffle.
+
     Examples
     --------
     >>> import numpy as np
@@ -72,6 +77,11 @@ def first_seen(
 ) -> da.Array:
     """True at each id's first occurrence in the stream, as a lazy bool dask
     array in the input's order and blocks (``ids[mask]`` drops repeats).
+
+    Notes
+    -----
+    Lazy: O(k) work for k ids when computed, one split pass per block, one
+    task per shard and one merge per block, with no shuffle.
 
     Examples
     --------

@@ -74,6 +74,7 @@ class CommandBufferType(types.StructRef):
     """
 
     def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        """numba's hook for a structref type's fields: O(f) for f fields."""
         return tuple((name, types.unliteral(t)) for name, t in fields)
 
 
@@ -355,7 +356,10 @@ class CommandBuffer(structref.StructRefProxy):
 
     @property
     def components(self) -> tuple[str, ...]:
-        """The components the buffer knows, by slot."""
+        """The components the buffer knows, by slot.
+
+        O(c) for c components, read off the buffer's numba type.
+        """
         return tuple(_components(numba.typeof(self)))
 
     def __len__(self) -> int:
@@ -391,6 +395,10 @@ def make_command_buffer(
 ) -> CommandBuffer:
     """An empty buffer for ``components``: ``(name, [(dtype, row shape) of
     each column, in schema order])`` per component, each its slot.
+
+    Notes
+    -----
+    O(c + w) for c components and w columns: empty arrays, no rows.
 
     Examples
     --------

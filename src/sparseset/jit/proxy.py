@@ -125,72 +125,147 @@ class Twin(StateProxy):
 
     @property
     def size(self) -> int:
-        """Number of members."""
+        """Number of members.
+
+        O(1).
+        """
         return _get_n(self)
 
     @property
     def n(self) -> int:
+        """Number of members, the state's counter (as :attr:`size`); O(1)."""
         return _get_n(self)
 
     @property
     def epoch(self) -> int:
+        """The state's epoch, bumped when its index is rebuilt; O(1)."""
         return _get_epoch(self)
 
     @property
     def sparse(self) -> Index:
+        """The index (``id -> position``, of the index kind), shared, no copy;
+        O(1).
+        """
         return _get_sparse(self)
 
     @property
     def dense(self) -> np.ndarray:
+        """The whole ``dense`` array, shared, no copy (members are its first
+        :attr:`n`); O(1).
+        """
         return _get_dense(self)
 
     @property
     def ids(self) -> np.ndarray:
-        """The members in dense order (handles, for a World store's twin)."""
+        """The members in dense order (handles, for a World store's twin).
+
+        O(n) for n members: from Python, a copy.
+        """
         return _ids(self)
 
     # The methods, callable from Python too (each a cached @njit call).
 
     def contains(self, i: int) -> bool:
+        """Whether ``i`` is a member (for a World store's twin, a live handle
+        with the component), O(1).
+        """
         return _contains_call(self, i)
 
     def index(self, i: int) -> int:
+        """The position of ``i`` in :attr:`ids`, -1 if absent, O(1)."""
         return _index_call(self, i)
 
     def add(self, i: int) -> bool:
+        """Add ``i``: True if it was new (a store's row zeroed), O(1) amortised;
+        it grows the arrays when needed.
+
+        Raises
+        ------
+        ValueError
+            If ``i`` is out of the index kind's range, or, for a World store's
+            twin, a dead handle.
+        """
         return _add_call(self, i)
 
     # Keys, whatever the twin takes: a World store's twin takes handles in
     # its own methods, while its container looks entity indexes up.
 
     def contains_key(self, key: int) -> bool:
+        """Whether the container key ``key`` (an entity index for a World
+        store's twin, else an id) is a member, O(1).
+        """
         return bool(_index_key_call(self, key) >= 0)
 
     def index_key(self, key: int) -> int:
+        """The position of the container key ``key`` in :attr:`ids`, -1 if
+        absent, O(1).
+        """
         return int(_index_key_call(self, key))
 
     def remove(self, i: int) -> bool:
+        """Remove ``i``: False if it was absent, O(1) (swap-and-pop)."""
         return _remove_call(self, i)
 
     def touch(self, i: int) -> bool:
+        """Declare the row of ``i`` written, for a tracked component's readers;
+        whether ``i`` is a member. O(1).
+        """
         return _touch_call(self, i)
 
     def checkpoint(self) -> tuple[int, int, int]:
+        """A set twin's checkpoint token, as :meth:`SparseSet.checkpoint
+        <sparseset.SparseSet.checkpoint>`, O(1).
+        """
         return _checkpoint_call(self)
 
     def rollback(self, token: Sequence[int]) -> None:
+        """Restore a set twin to checkpoint ``token``, as
+        :meth:`SparseSet.rollback <sparseset.SparseSet.rollback>`: O(r) for the r
+        members it restores.
+
+        Raises
+        ------
+        ValueError
+            If ``token`` is not a live checkpoint of this set.
+        """
         _rollback_call(self, tuple(token))
 
     def keep_only(self, ids: np.ndarray) -> int:
+        """Keep only the members among ``ids`` (a set twin); how many were
+        removed. O(k + n) for k ids and n members.
+
+        Raises
+        ------
+        ValueError
+            If an id is negative.
+        """
         return _keep_only_call(self, ids)
 
     def discard(self, ids: np.ndarray) -> int:
+        """Remove the members among ``ids`` (a set twin); how many were removed.
+        O(k) for k ids.
+
+        Raises
+        ------
+        ValueError
+            If an id is negative.
+        """
         return _discard_call(self, ids)
 
     def pop(self) -> int:
+        """Remove and return the last member of :attr:`ids` (a set twin), O(1).
+
+        Raises
+        ------
+        KeyError
+            If the set is empty.
+        """
         return _pop_call(self)
 
     def handle(self, k: int) -> int:
+        """The handle of the member at position ``k`` (a World store's twin),
+        O(1).
+        """
         return _handle_call(self, k)
 
     def __repr__(self) -> str:
@@ -229,24 +304,42 @@ class SetArrayState(StateProxy):
     owner: Int
 
     def contains(self, k: int, v: int) -> bool:
+        """Whether set ``k`` holds ``v``, O(1) (False for a set number outside
+        the array).
+        """
         return _set_array_contains(self, k, v)
 
     def remove(self, k: int, v: int) -> bool:
+        """Remove ``v`` from set ``k``, trailed for a rollback: False if absent.
+        O(1).
+        """
         return _set_array_remove(self, k, v)
 
     def assign(self, k: int, v: int) -> int:
+        """Keep only ``v`` in set ``k``; how many values were removed, each
+        trailed. O(s) for the s values of set ``k``.
+        """
         return _assign_call(self, k, v)
 
     def size(self, k: int) -> int:
+        """How many values set ``k`` holds, O(1)."""
         return _size_call(self, k)
 
     def values(self, k: int) -> np.ndarray:
+        """The values of set ``k``, a view of its row (no copy), O(1)."""
         return _values_call(self, k)
 
     def checkpoint(self) -> tuple[int, int, int]:
+        """A checkpoint token, as :meth:`SetArray.checkpoint
+        <sparseset.SetArray.checkpoint>`, O(1).
+        """
         return _checkpoint_call(self)
 
     def rollback(self, token: Sequence[int]) -> bool:
+        """Undo every removal since checkpoint ``token``: O(r) for the r values
+        restored. False (nothing undone) if it is not a live checkpoint; it
+        never raises.
+        """
         return _set_array_rollback(self, tuple(token))
 
     def __repr__(self) -> str:

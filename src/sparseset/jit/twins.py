@@ -52,6 +52,10 @@ def make_twin(
     handles; with ``removal_log`` too, one whose ``remove`` logs the
     handles it removes (a tracked component's).
 
+    Notes
+    -----
+    O(c) for c columns: the twin shares the arrays, nothing is copied.
+
     Examples
     --------
     >>> from sparseset.sets.engine import SetEngine
@@ -100,6 +104,10 @@ def make_set_array_state(
     ``dense`` and ``sparse`` hold one set per row; ``sizes`` one size per
     set; ``trail`` room for every removal; ``marks`` the checkpoint stack
     (see :mod:`sparseset.kernels.marks`).
+
+    Notes
+    -----
+    O(1): the state shares the arrays, nothing is copied.
 
     Examples
     --------

@@ -103,6 +103,7 @@ class TwinType(types.StructRef):
     """
 
     def preprocess_fields(self, fields: Any) -> tuple[tuple[str, Any], ...]:
+        """numba's hook for a structref type's fields: O(f) for f fields."""
         return tuple((name, types.unliteral(t)) for name, t in fields)
 
 

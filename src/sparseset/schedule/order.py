@@ -58,6 +58,10 @@ class Plan:
 def conflicts(a: Access, b: Access) -> bool:
     """Whether systems ``a`` and ``b`` must not run at the same time.
 
+    Notes
+    -----
+    O(r + w) for the r reads and w writes the two declare.
+
     Examples
     --------
     >>> reads = Access("r", reads=frozenset({"pos"}))

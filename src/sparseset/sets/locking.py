@@ -168,6 +168,8 @@ class Guarded:
         calls one atomic step (a World's is shared by its stores, views and
         groups).
 
+        O(1).
+
         Examples
         --------
         >>> from sparseset import SparseSet

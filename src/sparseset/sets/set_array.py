@@ -154,6 +154,8 @@ class SetArray(Guarded):
     def count(self) -> int:
         """How many sets.
 
+        O(1).
+
         Examples
         --------
         >>> SetArray(5, 3).count
@@ -165,6 +167,8 @@ class SetArray(Guarded):
     def universe(self) -> int:
         """Values are in ``[0, universe)``.
 
+        O(1).
+
         Examples
         --------
         >>> SetArray(5, 3).universe
@@ -175,6 +179,8 @@ class SetArray(Guarded):
     @property
     def sizes(self) -> np.ndarray:
         """How many values each set holds (a read-only view).
+
+        O(1): a view, no copy.
 
         Examples
         --------
@@ -188,6 +194,8 @@ class SetArray(Guarded):
     @property
     def jit(self) -> SetArrayState:
         """The state, for ``@njit`` code (the same object every time).
+
+        O(1).
 
         Examples
         --------
@@ -336,6 +344,12 @@ class SetArray(Guarded):
         Newer tokens are dropped; ``token`` stays valid. Raises
         ``ValueError`` for a token that is not live.
 
+        Raises
+        ------
+        ValueError
+            If ``token`` is not a live checkpoint of this SetArray (another
+            container's, or invalidated by a rollback past it or a refill).
+
         Examples
         --------
         >>> sa = SetArray(1, 2); t = sa.checkpoint(); sa.rollback(t); sa.rollback(t)
@@ -372,6 +386,8 @@ class SetArray(Guarded):
     def trail_length(self) -> int:
         """Removals on the trail (what a rollback to the first checkpoint
         would undo).
+
+        O(1).
 
         Examples
         --------

@@ -222,6 +222,8 @@ class SparseSet(MutableSet[int], Guarded):
     def kind(self) -> str:
         """The index kind: ``"flat"``, ``"paged"`` or ``"hash"``.
 
+        O(1).
+
         Examples
         --------
         >>> SparseSet(index="hash").kind
@@ -234,6 +236,8 @@ class SparseSet(MutableSet[int], Guarded):
         """What fits without growing: for the flat index, ids in
         ``[0, capacity)``; for paged and hash, that many members.
 
+        O(1).
+
         Examples
         --------
         >>> SparseSet(capacity=10).capacity, SparseSet(100, index="hash").capacity
@@ -244,6 +248,8 @@ class SparseSet(MutableSet[int], Guarded):
     @property
     def nbytes(self) -> int:
         """Bytes held by the set's arrays: its index and ``dense``.
+
+        O(1): the arrays' sizes, not their contents.
 
         Per member, at 1M members: flat 4 bytes per id of the whole space
         plus 4 per member; paged 4 bytes per id of each filled 4096-id block
@@ -291,6 +297,8 @@ class SparseSet(MutableSet[int], Guarded):
     @property
     def ids(self) -> np.ndarray:
         """The members in dense order, as a read-only view (no copy).
+
+        O(1): a view, no copy.
 
         Examples
         --------
@@ -345,6 +353,9 @@ class SparseSet(MutableSet[int], Guarded):
     @property
     def jit(self) -> Any:
         """A twin sharing this set's arrays, for ``@njit`` code.
+
+        O(1): the first use builds the twin over the set's arrays (a compiled
+        type, cached by numba), later uses return it.
 
         It has ``contains(i)``, ``index(i)``, ``add(i)`` (True if new; grows
         inside njit), ``remove(i)`` (False if absent), ``size`` and ``ids``,

@@ -106,12 +106,17 @@ class SparseMap(MutableMapping[int, Any], Guarded):
 
     @property
     def store(self) -> ComponentStore:
-        """The underlying one-column store (column ``"value"``)."""
+        """The underlying one-column store (column ``"value"``).
+
+        O(1).
+        """
         return self._store
 
     @property
     def kind(self) -> str:
         """The index kind of the keys: ``"flat"``, ``"paged"`` or ``"hash"``.
+
+        O(1).
 
         Examples
         --------
@@ -124,6 +129,8 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def nbytes(self) -> int:
         """Bytes held by the index, the keys and the values.
 
+        O(1).
+
         Examples
         --------
         >>> SparseMap("f8", capacity=10).nbytes
@@ -135,6 +142,8 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     def ids(self) -> np.ndarray:
         """The keys as a read-only array, aligned with :attr:`data`.
 
+        O(1): a view, no copy.
+
         Examples
         --------
         >>> m = SparseMap("i4"); m[3] = 1; m.ids.tolist()
@@ -145,6 +154,8 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     @property
     def data(self) -> np.ndarray:
         """The values as a writable array view, aligned with :attr:`ids`.
+
+        O(1): a view, no copy.
 
         Examples
         --------
@@ -160,6 +171,8 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     @property
     def jit(self) -> Any:
         """The jit twin of the underlying store (column ``value``).
+
+        O(1) after the first use, as :attr:`ComponentStore.jit`.
 
         Examples
         --------
@@ -462,6 +475,15 @@ class SparseMap(MutableMapping[int, Any], Guarded):
         ``__getitem__``), else an iterable of ``(key, value)`` pairs, where
         a later pair for a key wins. All or nothing: a bad key or value
         raises and changes nothing.
+
+        Raises
+        ------
+        TypeError
+            If keyword arguments are given (keys are integers), or ``other`` is
+            neither a mapping nor an iterable of pairs.
+        ValueError
+            If an item of ``other`` is not a pair, or a key or value is refused
+            as by :meth:`__setitem__`.
 
         Notes
         -----

@@ -123,6 +123,8 @@ class Commands:
         """The buffer's twin for ``@njit`` systems: what they record there
         is applied with the buffer, in order with what Python records.
 
+        O(c) for c components the first time (an empty buffer); O(1) afterwards.
+
         In compiled code: ``buf.destroy(h)``, ``buf.add("name", h)`` (new
         rows zero-filled), ``buf.add("name", h, v0, v1, ...)`` (one value
         per column, in schema order), ``buf.remove("name", h)``,
@@ -433,6 +435,10 @@ class Commands:
         -----
         The sum of the recorded commands' costs, a run of the same command on the same
         component applied as one batch.
+
+        O(r) for r recorded rows, plus what each command costs on the world:
+        a run of the same command on the same component is applied as one
+        batch call.
         """
         with self._lock:  # one step for other threads
             self._collect()
@@ -530,6 +536,10 @@ class Commands:
         drops it, with what was recorded before the block): how a
         :class:`~sparseset.Schedule` keeps a system's deferred commands
         for the end of its batch. Returns the buffer.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------

@@ -201,6 +201,8 @@ class EntityStore(ComponentStore):
     def name(self) -> str:
         """The component's name in its world.
 
+        O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -212,6 +214,8 @@ class EntityStore(ComponentStore):
     @property
     def group(self) -> Owner | None:
         """The owning group that keeps this store packed, if any.
+
+        O(1).
 
         Examples
         --------
@@ -228,6 +232,10 @@ class EntityStore(ComponentStore):
         from now on (see :mod:`sparseset.world.tracking`). Part of the World interface:
         ``register(..., track=True)`` calls it before any row exists.
 
+        Notes
+        -----
+        O(1) (the store is empty when it is called).
+
         Examples
         --------
         >>> from sparseset import World
@@ -242,6 +250,8 @@ class EntityStore(ComponentStore):
     def nbytes(self) -> int:
         """Bytes held by the index, the ids, every column and, for a tracked
         component, its change stamps and the removals not yet read.
+
+        O(c) for c columns: their sizes, not their contents.
 
         Examples
         --------
@@ -260,6 +270,8 @@ class EntityStore(ComponentStore):
     def tracked(self) -> bool:
         """Whether the component records its changes for readers.
 
+        O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -272,6 +284,10 @@ class EntityStore(ComponentStore):
         """Positions of the members added (``changed=False``) or written
         (``changed=True``) after clock ``since``: what a reader answers.
         Part of the tracking interface.
+
+        Notes
+        -----
+        O(n) for the n members: one pass over the stamps.
 
         Examples
         --------
@@ -289,6 +305,10 @@ class EntityStore(ComponentStore):
         """The handles of the members at ``rows``. Part of the tracking
         interface.
 
+        Notes
+        -----
+        O(k) for k rows.
+
         Examples
         --------
         >>> from sparseset import World
@@ -305,6 +325,12 @@ class EntityStore(ComponentStore):
         the clock now, and the handles its ``remove`` logged join the
         removal records. A reader settles before it answers or commits.
         Part of the tracking interface.
+
+        Notes
+        -----
+        O(n) for the n members (a pass over the stamps) when a twin exists and
+        the store is tracked, plus O(r) for r removals the twin logged; O(1)
+        otherwise.
 
         Examples
         --------
@@ -331,7 +357,12 @@ class EntityStore(ComponentStore):
 
     def restamp(self, squeeze: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace every stamp ``t`` by ``squeeze(t)`` (the clock's rebase).
-        Part of the tracking interface."""
+        Part of the tracking interface.
+
+        Notes
+        -----
+        O(n) for the n members.
+        """
         self._settle_written()
         stamps = self._array("_stamps")[: len(self)]
         stamps[...] = squeeze(stamps.astype(np.int64))
@@ -375,6 +406,10 @@ class EntityStore(ComponentStore):
         """Declare rows written, by position (an array or a slice): what a
         group's or a view's ``touch`` and a write scope mark. Part of the
         World interface; nothing on an untracked component.
+
+        Notes
+        -----
+        O(k) for k rows (a slice is stamped as one block).
 
         Examples
         --------
@@ -499,6 +534,10 @@ class EntityStore(ComponentStore):
         Part of the World interface: ``World.destroy`` hands them to the
         ``on_remove`` hooks.
 
+        Notes
+        -----
+        O(k log k) for k keys (the distinct ones are found by sorting).
+
         Examples
         --------
         >>> from sparseset import World
@@ -513,7 +552,13 @@ class EntityStore(ComponentStore):
 
     def watched_removal(self, keys: np.ndarray) -> int:
         """Remove entity indexes (alive, validated), the ``on_remove`` hooks
-        first, while the rows are still there."""
+        first, while the rows are still there.
+
+        Notes
+        -----
+        O(k) for k keys, plus O(k log k) and the hooks' own cost when an
+        ``on_remove`` hook watches the component.
+        """
         reactor = self._reactor
         if not reactor.watching("remove", self._name):
             return self.discard_keys(keys)
@@ -593,6 +638,10 @@ class EntityStore(ComponentStore):
 
         Part of the World interface: ``World.destroy`` calls it on every
         store before the indexes die.
+
+        Notes
+        -----
+        O(k) for k keys, plus the group's share when the store is owned.
 
         Examples
         --------
@@ -732,6 +781,8 @@ class EntityStore(ComponentStore):
     def jit(self) -> Any:
         """The jit twin of this store, for @njit systems; it takes handles.
 
+        O(1) after the first use, as :attr:`ComponentStore.jit`.
+
         As :attr:`ComponentStore.jit`, with entity handles where a store's
         twin takes ids, checked against the world's generations inside
         ``@njit`` code: ``contains(h)`` is False and ``index(h)`` -1 for a
@@ -772,6 +823,10 @@ class EntityStore(ComponentStore):
 
         Part of the World interface: ``World.load`` calls it.
 
+        Notes
+        -----
+        O(k) for k keys, as :meth:`add`.
+
         Examples
         --------
         >>> from sparseset import World
@@ -787,6 +842,10 @@ class EntityStore(ComponentStore):
         """Hand a jit twin the world's entity arrays after they grew.
 
         The world calls it when its entity table replaced its arrays.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -805,6 +864,10 @@ class EntityStore(ComponentStore):
     def members(self) -> np.ndarray:
         """The entity indexes of the members, in row order (a view).
 
+        Notes
+        -----
+        O(1): a view, no copy.
+
         Examples
         --------
         >>> from sparseset import World
@@ -817,6 +880,10 @@ class EntityStore(ComponentStore):
 
     def state_key(self) -> tuple[Any, ...]:
         """Changes whenever this store's members or their order change.
+
+        Notes
+        -----
+        O(1).
 
         Examples
         --------
@@ -832,6 +899,10 @@ class EntityStore(ComponentStore):
     def contain_keys(self, keys: np.ndarray) -> np.ndarray:
         """Whether each entity index (int64, valid) is a member.
 
+        Notes
+        -----
+        O(k) for k keys.
+
         Examples
         --------
         >>> from sparseset import World
@@ -844,6 +915,10 @@ class EntityStore(ComponentStore):
 
     def index_keys(self, keys: np.ndarray) -> np.ndarray:
         """Each entity index's row (int64), -1 where absent.
+
+        Notes
+        -----
+        O(k) for k keys.
 
         Examples
         --------
@@ -863,6 +938,10 @@ class EntityStore(ComponentStore):
         One pass of the join kernel, which does not re-read the batch to
         filter it; a batch big enough to share out over threads is joined
         in spans on several (:mod:`sparseset.sets.pool`).
+
+        Notes
+        -----
+        O(k) for k keys.
 
         Examples
         --------
@@ -907,6 +986,10 @@ class EntityStore(ComponentStore):
     def own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on.
 
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -922,6 +1005,10 @@ class EntityStore(ComponentStore):
         ``pack`` is :func:`~sparseset.kernels.pack_front` or
         :func:`~sparseset.kernels.pack_back`: it moves ``keys`` across row
         ``length`` with their rows in every column.
+
+        Notes
+        -----
+        O(k) for k keys, plus the rows they move (each column's row moves once).
 
         Examples
         --------
@@ -942,6 +1029,10 @@ class EntityStore(ComponentStore):
         version behind :meth:`state_key` moves (this store's own changes,
         and its owning group's when the group's length moved).
 
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -953,6 +1044,10 @@ class EntityStore(ComponentStore):
 
     def cast(self, count: int, name: str, value: Any) -> np.ndarray:
         """``value`` as ``count`` rows of column ``name``, as ``add`` casts it.
+
+        Notes
+        -----
+        O(count) for the rows made.
 
         Examples
         --------
@@ -1030,6 +1125,8 @@ class EntityStore(ComponentStore):
     @property
     def ids(self) -> np.ndarray:
         """The handles of the entities, aligned with the rows (a read-only copy).
+
+        O(n) for the n members: it builds the handles, a copy.
 
         Examples
         --------

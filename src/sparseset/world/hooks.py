@@ -64,7 +64,10 @@ class Subscription:
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
+        """Whether :meth:`close` was called.
+
+        O(1).
+        """
         return self._hooks is None
 
     def close(self) -> None:

@@ -305,12 +305,18 @@ class Reader:
 
     @property
     def removals_since(self) -> int:
-        """The clock past which this reader still needs removal records."""
+        """The clock past which this reader still needs removal records.
+
+        O(1).
+        """
         return max(self.since, self.opened)
 
     @property
     def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
+        """Whether :meth:`close` was called.
+
+        O(1).
+        """
         return self._tracker is None
 
     def _open(self) -> Tracker:

@@ -104,6 +104,8 @@ class View(Guarded):
     def components(self) -> tuple[str, ...]:
         """The components every match has.
 
+        O(1).
+
         Examples
         --------
         >>> from sparseset import World
@@ -116,6 +118,8 @@ class View(Guarded):
     @property
     def exclude(self) -> tuple[str, ...]:
         """The components no match has.
+
+        O(1).
 
         Examples
         --------
@@ -130,6 +134,8 @@ class View(Guarded):
     def optional(self) -> tuple[str, ...]:
         """The components a match may have: rows where it does, :data:`NO_ROW`
         where it does not.
+
+        O(1).
 
         Examples
         --------
@@ -187,6 +193,10 @@ class View(Guarded):
     @property
     def ids(self) -> np.ndarray:
         """The matching handles, in the order of the smallest store (read-only).
+
+        The first read after a change joins the stores, O(s * c) for the s
+        members of the smallest store and c components, and builds the
+        handles, a copy; later reads return the same array, O(1).
 
         Examples
         --------

@@ -196,6 +196,10 @@ class World(Guarded):
         its ``with`` blocks apply nothing): how a :class:`~sparseset.Schedule`
         applies a system's deferred commands when its batch ends.
 
+        Notes
+        -----
+        O(1).
+
         Examples
         --------
         >>> w = World(); batch = w.deferred()
@@ -226,6 +230,13 @@ class World(Guarded):
         entity that has the component now, as added and changed (as a
         system's first run sees the world). Raises ``ValueError`` for an
         untracked component. See :class:`~sparseset.world.tracking.Reader`.
+
+        Raises
+        ------
+        UnknownComponentError
+            If no component is called ``name``.
+        ValueError
+            If the component is not tracked.
 
         Notes
         -----
@@ -435,6 +446,9 @@ class World(Guarded):
     def entities(self) -> np.ndarray:
         """The handles of every live entity, by index.
 
+        O(E) for E entity indexes ever used: a scan for the live ones, and a
+        new array of their handles.
+
         Examples
         --------
         >>> w = World(); e = w.create(3); w.destroy(e[1]); w.entities.tolist()
@@ -450,6 +464,8 @@ class World(Guarded):
     def kind(self) -> str:
         """The index kind of the component stores.
 
+        O(1).
+
         Examples
         --------
         >>> World(index="paged").kind
@@ -460,6 +476,8 @@ class World(Guarded):
     @property
     def nbytes(self) -> int:
         """Bytes held by the entity arrays and every component store.
+
+        O(c) for c components and their columns: sizes, not contents.
 
         Examples
         --------
@@ -551,6 +569,8 @@ class World(Guarded):
     @property
     def components(self) -> tuple[str, ...]:
         """The registered component names, in registration order.
+
+        O(c) for c components.
 
         Examples
         --------
@@ -879,6 +899,8 @@ class World(Guarded):
     def groups(self) -> tuple[Group, ...]:
         """The owning groups, in the order they were made.
 
+        O(g) for g groups.
+
         Examples
         --------
         >>> w = World(); w.register("a"); w.group("a"); w.groups
@@ -934,6 +956,16 @@ class World(Guarded):
             tool. It is built in a temporary directory and then takes the
             place of an older world directory at ``path`` (anything else
             there raises ``FileExistsError``). Needs pyarrow.
+
+        Raises
+        ------
+        ValueError
+            If ``format`` is neither ``"npz"`` nor ``"parquet"``.
+        FileExistsError
+            For ``"parquet"``, if something other than a saved world is at
+            ``path``.
+        OSError
+            If the file system refuses the write.
 
         Notes
         -----
