@@ -291,12 +291,15 @@ class EntityStore(ComponentStore):
 
         Examples
         --------
+        The clock moves on when a reader commits:
+
         >>> from sparseset import World
-        >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(3))
+        >>> w = World(); w.register("hp", "i4", track=True); r = w.reader("hp")
+        >>> w.add("hp", w.create(3)); r.commit()
         3
-        >>> w["hp"].touch_rows(slice(1, 3)); w["hp"].rows_after(1, True).tolist()
+        >>> w["hp"].touch_rows(slice(1, 3)); w["hp"].rows_after(r.since, True).tolist()
         [1, 2]
-        >>> w["hp"].rows_after(1, False).tolist()
+        >>> w["hp"].rows_after(r.since, False).tolist()
         []
         """
         return self._rows_stamped_after(since, int(changed))
