@@ -54,7 +54,8 @@ def count_queens(n: int) -> int:
     -----
     Exponential in ``n``, as every exhaustive search of the puzzle: it
     visits each node of the forward-checking search tree once, in O(n) per
-    node to prune and O(removed) per node to undo (:meth:`SetArray.rollback`).
+    node to prune the later rows (three O(1) removals per row) and
+    O(removed) to undo them (:meth:`~sparseset.SetArray.rollback`).
 
     Examples
     --------

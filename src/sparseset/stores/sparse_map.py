@@ -483,7 +483,7 @@ class SparseMap(MutableMapping[int, Any], Guarded):
             neither a mapping nor an iterable of pairs.
         ValueError
             If an item of ``other`` is not a pair, or a key or value is refused
-            as by :meth:`__setitem__`.
+            as by ``m[key] = value``.
 
         Notes
         -----
