@@ -4,6 +4,10 @@
   modules, plus the objects the World hands out) has an entry in the API
   reference under ``docs/reference/``: an ``autosummary`` line, a
   ``data`` directive, or an ``automodule`` with ``:members:``;
+- every public function, and every public method and property of a public
+  class, states its complexity (``O(...)``) in its docstring, and one
+  whose own code raises has a Raises section naming what it raises
+  (:func:`undocumented_costs` has the rule and what it leaves to review);
 - every relative link of README.md and of the Markdown pages under
   ``docs/`` names a file that exists, and its ``#anchor``, if any, a
   heading of that page;
