@@ -39,7 +39,7 @@ _COMMON = {
     "print_blob": True,
 }
 
-settings.register_profile("ci", max_examples=50, stateful_step_count=30, **_COMMON)
+settings.register_profile("ci", max_examples=30, stateful_step_count=20, **_COMMON)
 settings.register_profile("dev", max_examples=100, stateful_step_count=40, **_COMMON)
 settings.register_profile(
     "thorough", max_examples=2_000, stateful_step_count=100, **_COMMON
