@@ -16,8 +16,6 @@ from sparseset import ComponentStore, SparseMap, UnknownColumnError, World
 
 KINDS = ["flat", "paged", "hash"]
 
-pytestmark = pytest.mark.boundscheck
-
 
 def rows_of(store):
     return {
@@ -26,6 +24,7 @@ def rows_of(store):
     }
 
 
+@pytest.mark.boundscheck
 @pytest.mark.parametrize("kind", KINDS)
 @given(
     start=st.lists(st.integers(0, 40), max_size=10),
@@ -187,6 +186,7 @@ def test_a_bad_batch_changes_nothing_after_many_new_ids(kind):
     assert counts[[5, 6, 1_000, 2_999]].tolist() == [4, 2, 1, 1]
 
 
+@pytest.mark.boundscheck
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_large_batch_counts_as_pandas_does(kind):
     """Enough events and keys that the kernel's prefetch pipeline runs

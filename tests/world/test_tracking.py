@@ -415,10 +415,13 @@ class Tracking(RuleBasedStateMachine):
         self.group = self.w.group("pos", "vel")  # packs: rows move
 
     @precondition(lambda self: self.group is not None)
-    @rule()
-    def group_write(self):
-        with self.group.write("pos") as pos:
-            pos += 1
+    @rule(scope=st.booleans())
+    def group_write(self, scope):
+        if scope:
+            with self.group.write("pos") as pos:
+                pos += 1
+        else:
+            self.group.touch("pos")
         self.wrote(self.group.ids.tolist())
 
     @rule()
@@ -452,8 +455,11 @@ class Tracking(RuleBasedStateMachine):
         assert set(self.w["pos"].ids.tolist()) == self.members
 
 
+# At least 80 runs of 40 steps whatever the profile: more under thorough.
 Tracking.TestCase.settings = settings(
-    max_examples=80, stateful_step_count=40, deadline=None
+    max_examples=max(80, settings.default.max_examples),
+    stateful_step_count=max(40, settings.default.stateful_step_count),
+    deadline=None,
 )
 test_tracking_matches_the_model = Tracking.TestCase
 
