@@ -39,12 +39,12 @@ _COMMON = {
     "print_blob": True,
 }
 
-settings.register_profile("ci", max_examples=30, stateful_step_count=20, **_COMMON)
+settings.register_profile("ci", max_examples=20, stateful_step_count=15, **_COMMON)
 # The bounds-checked run (NUMBA_BOUNDSCHECK=1) looks for out-of-bounds
 # accesses, which every path reaches in few examples; its time goes to
 # compiling the kernels again with the checks in.
 settings.register_profile(
-    "boundscheck", max_examples=15, stateful_step_count=15, **_COMMON
+    "boundscheck", max_examples=10, stateful_step_count=10, **_COMMON
 )
 settings.register_profile("dev", max_examples=100, stateful_step_count=40, **_COMMON)
 settings.register_profile(
