@@ -6,7 +6,9 @@ types, which can take seconds, so no profile has a deadline.
 - ``ci``: bounded, for CI machines (2 cores, a few minutes for the whole run).
   Selected when ``CI`` is set or ``HYPOTHESIS_PROFILE=ci``.
 - ``dev``: the default; a few more examples, still quick.
-- ``boundscheck``: fewer examples, for the run with ``NUMBA_BOUNDSCHECK=1``.
+- ``boundscheck``: fewer examples, for ``nox -s boundscheck`` (which sets
+  ``NUMBA_BOUNDSCHECK=1``) outside CI; CI runs the whole suite bounds-checked
+  under ``ci``.
 - ``thorough``: opt-in (``HYPOTHESIS_PROFILE=thorough``) for a long soak.
 """
 
@@ -15,10 +17,10 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-#: The kernel, state-machine and algebra tests. ``nox -s boundscheck`` and
-#: CI run them again with numba's bounds checks compiled in
-#: (``NUMBA_BOUNDSCHECK=1``), so an out-of-bounds access in a kernel fails a
-#: test instead of corrupting memory.
+#: The kernel, state-machine and algebra tests. ``nox -s boundscheck`` runs
+#: them again with numba's bounds checks compiled in (``NUMBA_BOUNDSCHECK=1``),
+#: so an out-of-bounds access in a kernel fails a test instead of corrupting
+#: memory; CI runs the whole suite so.
 BOUNDS_CHECKED = {
     "test_bitmap_algebra.py",
     "test_hashed.py",
@@ -40,9 +42,9 @@ _COMMON = {
 }
 
 settings.register_profile("ci", max_examples=20, stateful_step_count=15, **_COMMON)
-# The bounds-checked run (NUMBA_BOUNDSCHECK=1) looks for out-of-bounds
-# accesses, which every path reaches in few examples; its time goes to
-# compiling the kernels again with the checks in.
+# nox -s boundscheck looks for out-of-bounds accesses, which every path
+# reaches in few examples; its time goes to compiling the kernels again with
+# the checks in.
 settings.register_profile(
     "boundscheck", max_examples=10, stateful_step_count=10, **_COMMON
 )
@@ -56,10 +58,10 @@ def _profile_name() -> str:
     explicit = os.environ.get("HYPOTHESIS_PROFILE")
     if explicit:
         return explicit
-    if os.environ.get("NUMBA_BOUNDSCHECK") == "1":
-        return "boundscheck"
     if os.environ.get("CI"):
         return "ci"
+    if os.environ.get("NUMBA_BOUNDSCHECK") == "1":
+        return "boundscheck"
     return "dev"
 
 
