@@ -3,9 +3,9 @@
 ``pos`` (3 float64) on every entity, tracked or not (``tracked``), with a
 reader that commits before every timed call, as a frame's system would:
 
-- ``TrackingAdd.time_add`` / ``time_discard``: 1M entities get ``pos``
-  (in random order) / 500k lose it; the tracked call beside the
-  untracked one;
+- ``TrackingAdd.time_add`` / ``TrackingDiscard.time_discard``: 1M
+  entities get ``pos`` (in random order) / 500k lose it; the tracked call
+  beside the untracked one, neither store owned by a group;
 - ``time_group_touch``: ``g.touch("pos")`` over a 1M-entity group;
 - ``time_touch_10k``: ``w.touch("pos", handles)`` of 10,000 handles;
 - ``time_changed_1pct``: ``r.changed()`` with 1% of the rows touched.
@@ -54,9 +54,6 @@ class Tracking:
             self.reader.commit()
             w.touch("pos", self.touched)
 
-    def time_discard(self, tracked):
-        self.w.discard("pos", self.order[: N // 2])
-
     @skip_for_params(UNTRACKED)
     def time_group_touch(self, tracked):
         self.group.touch("pos")
@@ -89,3 +86,23 @@ class TrackingAdd:
 
     def time_add(self, tracked):
         self.w.add("pos", self.order, pos=1.0)
+
+
+class TrackingDiscard:
+    """``time_discard``: 500k of 1M entities, in random order, lose ``pos``
+    (no group owns it, tracked or not, so the two differ only in tracking)."""
+
+    params = PARAMS
+    param_names = PARAM_NAMES
+    number = 1
+    repeat = (5, 20, 30.0)
+
+    def setup(self, tracked):
+        self.w = World(capacity=N)
+        self.w.register("pos", "f8", shape=(3,), track=tracked)
+        self.order = _order()
+        self.w.add("pos", self.w.create(N), pos=0.0)
+        self.reader = self.w.reader("pos") if tracked else None
+
+    def time_discard(self, tracked):
+        self.w.discard("pos", self.order[: N // 2])

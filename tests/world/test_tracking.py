@@ -315,6 +315,17 @@ class Tracking(RuleBasedStateMachine):
     def some(self, data, pool):
         return data.draw(st.lists(st.sampled_from(sorted(pool)), max_size=6))
 
+    @staticmethod
+    def shaped(data, handles):
+        """``handles`` as a call may get them: a list, an array of another
+        dtype, or one numpy scalar."""
+        form = data.draw(st.sampled_from(["list", "int64", "uint64", "scalar"]))
+        if form == "scalar" and len(handles) == 1:
+            return np.int64(handles[0])
+        if form in ("int64", "uint64"):
+            return np.array(handles, dtype=form)
+        return handles
+
     @rule(target=readers)
     def new_reader(self):
         r = self.w.reader("pos")
@@ -370,17 +381,17 @@ class Tracking(RuleBasedStateMachine):
     def remove(self, data, strict):
         if strict and self.members:
             handles = self.some(data, self.members)
-            self.w.remove("pos", handles)
+            self.w.remove("pos", self.shaped(data, handles))
         else:
             handles = self.some(data, self.alive)
-            self.w.discard("pos", handles)
+            self.w.discard("pos", self.shaped(data, handles))
         self.lost(handles)
 
     @precondition(lambda self: self.alive)
     @rule(data=st.data())
     def destroy(self, data):
         handles = self.some(data, self.alive)
-        self.w.destroy(handles)
+        self.w.destroy(self.shaped(data, handles))
         self.lost(handles)
         self.alive = [h for h in self.alive if h not in set(handles)]
 

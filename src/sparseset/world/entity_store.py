@@ -553,9 +553,10 @@ class EntityStore(ComponentStore):
         _, first = np.unique(present, return_index=True)
         return present[np.sort(first)]
 
-    def watched_removal(self, keys: np.ndarray) -> int:
+    def watched_removal(self, keys: np.ndarray, handles: Any = None) -> int:
         """Remove entity indexes (alive, validated), the ``on_remove`` hooks
-        first, while the rows are still there.
+        first, while the rows are still there. ``handles``, if given, are
+        the handles ``keys`` were resolved from (see :meth:`discard_keys`).
 
         Notes
         -----
@@ -564,10 +565,10 @@ class EntityStore(ComponentStore):
         """
         reactor = self._reactor
         if not reactor.watching("remove", self._name):
-            return self.discard_keys(keys)
+            return self.discard_keys(keys, handles)
         with reactor.dispatch() as fire:
             fire("remove", self._name, self._entities.handles(self.present_keys(keys)))
-            return self.discard_keys(keys)
+            return self.discard_keys(keys, handles)
 
     def discard(self, ids: Any) -> int:
         """Remove the component from the entities that have it; returns how many.
@@ -596,7 +597,7 @@ class EntityStore(ComponentStore):
             reactor.defer().discard(self._name, ids)
             return 0
         keys, _ = self._entities.resolve(ids, "nothing was removed")
-        return self.watched_removal(keys)
+        return self.watched_removal(keys, ids)
 
     def remove(self, ids: Any) -> int:
         """Remove the component from entities that must all have it.
@@ -634,13 +635,16 @@ class EntityStore(ComponentStore):
         if k >= 0:
             lacking = self._key_map.lacking(ids, k, scalar)
             raise KeyError(lacking + "; nothing was removed")
-        return self.watched_removal(keys)
+        return self.watched_removal(keys, ids)
 
-    def discard_keys(self, keys: np.ndarray) -> int:
+    def discard_keys(self, keys: np.ndarray, handles: Any = None) -> int:
         """Remove entity indexes (alive, validated), keeping the group packed.
 
         Part of the World interface: ``World.destroy`` calls it on every
-        store before the indexes die.
+        store before the indexes die. ``handles``, if given, are the live
+        handles (an integer or a 1-D array) ``keys`` were resolved from: a
+        tracked store that removes a row for every one of them records them
+        as they are, instead of reading each removed entity's generation.
 
         Notes
         -----
@@ -658,11 +662,21 @@ class EntityStore(ComponentStore):
         self.note_moved()
         removed = self._discard_rows(keys)
         if self._tracker is not None and removed:
-            # Swap-and-pop left the removed keys just past the members.
-            n = len(self)
-            gone = self._state().dense[n : n + removed]
-            self._tracker.removed(self._name, self._entities.handles(gone))
+            self._tracker.removed(self._name, self._removed_handles(removed, handles))
         return removed
+
+    def _removed_handles(self, removed: int, handles: Any) -> np.ndarray:
+        """The handles of the ``removed`` entities the last removal took,
+        from the ``handles`` it was given where they are exactly those."""
+        if handles is not None:
+            given, _ = as_ids(handles)
+            if given.shape[0] == removed:
+                # A row went for every handle, so no handle repeats and
+                # each was a member: the batch is the removed entities.
+                return given.astype(np.int64, copy=False)
+        # Swap-and-pop left the removed keys just past the members.
+        n = len(self)
+        return self._entities.handles(self._state().dense[n : n + removed])
 
     def clear(self) -> None:
         """Remove the component from every entity.

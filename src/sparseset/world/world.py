@@ -407,18 +407,18 @@ class World(Guarded):
         stores = self._stores.values()
         watched = [s for s in stores if reactor.watching("remove", s.name)]
         if not watched:
-            return self._destroy_keys(keys)
+            return self._destroy_keys(keys, handles)
         with reactor.dispatch() as fire:
             # Every store's hooks first, while every row is still there: a
             # hook that raises leaves the world unchanged.
             for store in watched:
                 present = store.present_keys(keys)
                 fire("remove", store.name, self._entities.handles(present))
-            return self._destroy_keys(keys)
+            return self._destroy_keys(keys, handles)
 
-    def _destroy_keys(self, keys: np.ndarray) -> int:
+    def _destroy_keys(self, keys: np.ndarray, handles: Any) -> int:
         for store in self._stores.values():
-            store.discard_keys(keys)
+            store.discard_keys(keys, handles)
         return self._entities.kill(keys)
 
     def alive(self, handles: Any) -> Any:
