@@ -994,11 +994,16 @@ class EntityStore(ComponentStore):
             return False
 
         share_out(count, join_span)
-        matched.sort()
-        return (
-            np.concatenate([at[start : start + m] for start, m in matched]),
-            np.concatenate([rows[start : start + m] for start, m in matched]),
-        )
+        # Close the gaps the spans' misses left, in place and in order: no
+        # copy at all where every key matched, as in a view of stores that
+        # hold the same entities.
+        end = 0
+        for start, m in sorted(matched):
+            if start != end:
+                at[end : end + m] = at[start : start + m]
+                rows[end : end + m] = rows[start : start + m]
+            end += m
+        return at[:end], rows[:end]
 
     def own(self, group: Owner) -> None:
         """Be kept packed by ``group`` from now on.
