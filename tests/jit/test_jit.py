@@ -144,6 +144,78 @@ def test_store_twin_add_zero_fills_and_grows_every_column():
     assert not rows["pos"].any() and not rows["hp"].any()
 
 
+@njit
+def read_views(js, rounds):
+    """Every view a twin hands out, taken again and again."""
+    total = 0.0
+    for _ in range(rounds):
+        total += js.ids.shape[0] + js.hp[0] + js["hp"][0]
+    return total
+
+
+@njit
+def views_of(js):
+    return js.ids, js.hp, js["hp"]
+
+
+def test_twin_views_neither_leak_nor_dangle():
+    import gc
+    import weakref
+
+    from sparseset.jit.types import all_fields
+
+    def store_and_arrays():
+        store = ComponentStore({"hp": "f8"})
+        store.add([4, 8, 15], hp=[1.0, 2.0, 3.0])
+        fields = all_fields(store.jit)
+        dense, hp = fields[1], fields[-1]
+        return store, weakref.ref(dense), weakref.ref(hp)
+
+    # Read many times in a loop, the views release what they took: once
+    # the store is gone, its arrays are freed.
+    store, dense, hp = store_and_arrays()
+    assert read_views(store.jit, 1000) == 1000 * (3 + 2.0)
+    del store
+    gc.collect()
+    assert dense() is None and hp() is None
+
+    # Returned to Python, they own their memory: it outlives the store,
+    # and the store's growth (which replaces its arrays) changes nothing.
+    store, dense, hp = store_and_arrays()
+    ids, column, by_name = views_of(store.jit)
+    add_all(store.jit, np.arange(100, 5000))
+    del store
+    gc.collect()
+    assert dense() is not None and hp() is not None
+    assert ids.tolist() == [4, 8, 15]
+    assert column.tolist() == by_name.tolist() == [1.0, 2.0, 3.0]
+    del ids, column, by_name
+    gc.collect()
+    assert dense() is None and hp() is None
+
+
+@njit
+def set_count(js, n):
+    js.n = n
+
+
+def test_twin_views_stay_within_their_arrays():
+    # n is a field compiled code can assign: the views clamp it to the
+    # arrays' rows rather than reach past them.
+    store = ComponentStore({"hp": "f8"}, capacity=4)
+    store.add([1, 2], hp=[5.0, 6.0])
+    js = store.jit
+    from sparseset.jit.types import all_fields
+
+    rows = len(all_fields(js)[-1])
+    set_count(js, rows + 10)
+    assert views_of(js)[1].shape == (rows,)
+    set_count(js, -3)
+    assert [view.shape for view in views_of(js)] == [(0,)] * 3
+    set_count(js, 2)
+    assert views_of(js)[1].tolist() == [5.0, 6.0]
+
+
 ODD_COLUMNS = {
     "name": "U6",
     "code": ("S3", 2),

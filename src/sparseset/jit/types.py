@@ -50,6 +50,7 @@ from numba.extending import (
     lower_getattr_generic,
     lower_setattr_generic,
 )
+from numba.np.arrayobj import populate_array
 
 from ..kernels import handles_of
 
@@ -204,10 +205,6 @@ class _StateAttributes(AttributeTemplate):
         return None
 
 
-def _members_view(array: Any, n: Any) -> Any:
-    return array[:n]
-
-
 def _handles(generations: Any, dense: Any, n: Any) -> Any:
     out = np.empty(n, np.int64)
     handles_of(generations, dense[:n], out)
@@ -248,13 +245,41 @@ def _state_getattr(
 def _rows_view(
     context: BaseContext, builder: Any, state: TwinType, data: Any, name: str
 ) -> Any:
-    """``field[:n]`` of field ``name`` (``dense`` or a column's), borrowed."""
+    """``field[:n]`` of field ``name`` (``dense`` or a column's), a new
+    reference.
+
+    Built in place from the field's own data pointer, strides and meminfo,
+    with ``n`` clamped to the field's rows: a few loads and a min/max,
+    which LLVM hoists out of a user's loop. (Slicing through
+    ``compile_internal`` put a call's worth of wraparound logic on every
+    access.) The view shares the field's meminfo, so it keeps the array
+    alive wherever it goes; its one reference is the caller's to release,
+    and numba prunes that pair in a loop without a raise path.
+    """
     array_type = state.field_dict[name]
     view_type = _view_type(context.typing_context, array_type)
-    signature = view_type(array_type, types.int64)
-    args = (read_field(data, name), read_field(data, "n"))
-    out = context.compile_internal(builder, _members_view, signature, args)
-    return imputils.impl_ret_borrowed(context, builder, view_type, out)
+    field = context.make_array(array_type)(
+        context, builder, value=read_field(data, name)
+    )
+    shape = cgutils.unpack_tuple(builder, field.shape, array_type.ndim)
+    strides = cgutils.unpack_tuple(builder, field.strides, array_type.ndim)
+    # n is a field like any other (compiled code may assign it): never
+    # more rows than the field has, never fewer than none.
+    n = read_field(data, "n")
+    zero = context.get_constant(types.intp, 0)
+    rows = builder.select(builder.icmp_signed("<", n, zero), zero, n)
+    rows = builder.select(builder.icmp_signed("<", shape[0], rows), shape[0], rows)
+    view = context.make_array(view_type)(context, builder)
+    populate_array(
+        view,
+        data=field.data,
+        shape=[rows, *shape[1:]],
+        strides=strides,
+        itemsize=field.itemsize,
+        meminfo=field.meminfo,
+        parent=field.parent,
+    )
+    return imputils.impl_ret_borrowed(context, builder, view_type, view._getvalue())
 
 
 @intrinsic
