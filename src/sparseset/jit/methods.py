@@ -23,8 +23,14 @@ stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
 The per-element methods keep their common path free of raises and of
 allocations: numba prunes the reference counting of the state's fields only
 in code without such paths, and otherwise pays atomic increments on every
-call. A rare path (growth, a bad id) is a call to a method of its own. A
-SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
+call. ``remove``'s and ``add``'s common paths are compiled without NRT
+(:func:`remove_in_place`, :func:`add_in_place`), so they count no
+references at all. ``add`` is inlined into the caller, and its rare path
+(growth, a bad id) is a call whose error leaves the caller as a ``raise``
+there would (:func:`call_rarely`): numba's pruning then pairs the caller's
+reference to the twin across it, where an ordinary call's error would keep
+an atomic increment and decrement on every iteration of the caller's loop.
+A SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
 a set number outside the array reads as an empty set, and ``rollback``
 returns whether the token was live.
 
@@ -36,12 +42,15 @@ takes numba types where the other takes values.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.extending import overload, overload_method, register_jitable
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, overload_method, register_jitable
 
 from ..kernels import (
     claim,
@@ -53,9 +62,10 @@ from ..kernels import (
     swap_remove,
     unindex,
 )
-from ..kernels.array_types import Bool, Int, IntArray
+from ..kernels.array_types import Bool, Int, IntArray, typed_njit
 from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
+from ..kernels.options import NO_NRT
 from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
 from .types import (
     COLUMN_PREFIX,
@@ -243,27 +253,111 @@ def _index(self, i):  # type: ignore[no-untyped-def]
     return lambda self, i: find(self.sparse, self.dense, self.n, key_of(self, i))
 
 
-@overload_method(TwinType, "add")
+# Inlined into the caller's code: a call would take a reference to the
+# twin around it, which the raise the call may pass on keeps from pairing.
+@overload_method(TwinType, "add", inline="always")
 def _add(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return None
+    return lambda self, i: (
+        _or_after_room(self, i, add_in_place(self, key_of(self, i)))  # type: ignore[call-arg]
+        > 0
+    )
 
-    def impl(self, i):  # type: ignore[no-untyped-def]
-        n = self.n
-        p = -1
-        if n < self.dense.shape[0]:
-            # -1 for an id the index cannot take yet (or ever: bad ids).
-            p = claim(self.sparse, self.dense, n, key_of(self, i))
-        if p < 0:
-            p = self.make_room(i)
-        if p < n:
-            return False
-        zero_rows(column_arrays(self), n)
-        self.n = n + 1
-        self.epoch += 1
-        return True
 
-    return impl
+def _add_after_room_impl(twin: Any, i: Int) -> int:
+    return add_after_room(twin, i)
+
+
+@intrinsic
+def _or_after_room(typingctx: Any, twin: Any, i: Any, added: Any) -> Any:
+    """``added`` (from :func:`add_in_place`), or where it is -1,
+    :func:`add_after_room`'s answer, called as a rare path (see
+    :func:`call_rarely`).
+
+    The branch is here rather than in the method's code: numba's inlining
+    of a variable assigned on two paths warns, and the twin, used on one
+    path, is released on one, a pair numba's pruning removes.
+    """
+    signature = types.int64(twin, i, added)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        first = args[2]
+        result = cgutils.alloca_once_value(builder, first)
+        with cgutils.if_unlikely(
+            builder, builder.icmp_signed("<", first, first.type(0))
+        ):
+            room = types.int64(twin, i)
+            out = call_rarely(context, builder, _add_after_room_impl, room, args[:2])
+            builder.store(out, result)
+        return builder.load(result)
+
+    return signature, codegen
+
+
+def call_rarely(
+    context: Any, builder: Any, impl: Callable[..., Any], signature: Any, args: Any
+) -> Any:
+    """Call ``impl`` compiled, an error it reports leaving the caller as a
+    ``raise`` statement there would.
+
+    numba returns a callee's error from the caller unmarked, and its
+    reference-count pruning forgives a missing release only on a path
+    that raises (a store to ``excinfo`` marked ``numba_exception_output``),
+    so a reference taken before such a call and released after it would
+    stay in the caller, atomic increments on every loop iteration. The
+    error path is marked as a raise: numba releases nothing on either.
+    """
+    compiled = context.compile_subroutine(builder, impl, signature)
+    status, out = context.call_internal_no_propagate(
+        builder, compiled.fndesc, signature, args
+    )
+    call_conv = context.call_conv
+    with cgutils.if_unlikely(builder, status.is_error):
+        in_try = call_conv.check_try_status(builder).in_try
+        excinfo = call_conv._get_excinfo_argument(builder.function)
+        store = builder.store(status.excinfoptr, excinfo)
+        marker = builder.module.add_metadata([ir.IntType(1)(1)])
+        store.set_metadata("numba_exception_output", marker)
+        with builder.if_then(builder.not_(in_try)):
+            builder.ret(status.code)
+    return out
+
+
+@typed_njit(**NO_NRT)
+def add_in_place(twin: Any, key: Int) -> int:
+    """``add``'s common path, without reference counting: 1 if ``key`` is
+    added at ``n`` (its rows zeroed), 0 if it is a member, -1 (nothing
+    changed) if the index or the rows need room first, or ``key`` is bad."""
+    n: int = twin.n
+    p = -1
+    if n < twin.dense.shape[0]:
+        # -1 for an id the index cannot take yet (or ever: bad ids).
+        p = claim(twin.sparse, twin.dense, n, key)
+    if p < 0:
+        return -1
+    return added_at(twin, n, p)
+
+
+@register_jitable(inline="always")
+def added_at(twin: Any, n: int, p: int) -> int:
+    """Finish an add that claimed position ``p`` with ``n`` members: 1
+    (rows zeroed, ``n`` and ``epoch`` advanced) if ``p`` is the new one,
+    else 0. An int64 either way, a Python int to the callers."""
+    if p < n:
+        return np.int64(0)  # type: ignore[return-value]
+    zero_rows(column_arrays(twin), n)
+    twin.n = n + 1
+    twin.epoch += 1
+    return np.int64(1)  # type: ignore[return-value]
+
+
+@register_jitable
+def add_after_room(twin: Any, i: Int) -> int:
+    """``add``'s rare path: room made (or ``ValueError`` for a bad id),
+    then the add finished as :func:`add_in_place` does."""
+    n = twin.n
+    return added_at(twin, n, twin.make_room(i))
 
 
 @overload_method(TwinType, "make_room")
@@ -481,9 +575,10 @@ def _ol_assign(self, k, v):  # type: ignore[no-untyped-def]
 #
 # numba resolves a method name to one overload per type class, so a name
 # that twins and SetArray states share takes any arguments; unpacking them
-# refuses a wrong count at compile time. A twin's body stands in the overload itself:
-# a call through one more function would keep a reference count on the
-# twin in the caller's loop.
+# refuses a wrong count at compile time. A twin's body stands in the
+# overload itself, or in a function compiled without NRT: a call through
+# one more NRT function would keep a reference count on the twin in the
+# caller's loop.
 
 
 @overload_method(TwinType, "contains")
@@ -523,15 +618,21 @@ def _remove(self, *args):  # type: ignore[no-untyped-def]
 
     def impl(self, *args):  # type: ignore[no-untyped-def]
         (i,) = args
-        n = self.n
-        p = find(self.sparse, self.dense, n, key_of(self, i))
-        removed = p >= 0
-        if removed:
-            self.n = swap_remove(self.sparse, self.dense, n, p)
-            move_rows(column_arrays(self), p, n - 1)
-        return removed
+        return remove_in_place(self, key_of(self, i))
 
     return impl
+
+
+@typed_njit(**NO_NRT)
+def remove_in_place(twin: Any, key: Int) -> bool:
+    """Remove ``key`` (swap-and-pop, rows moved), without reference
+    counting; whether it was a member."""
+    n = twin.n
+    p = find(twin.sparse, twin.dense, n, key)
+    if p >= 0:
+        twin.n = swap_remove(twin.sparse, twin.dense, n, p)
+        move_rows(column_arrays(twin), p, n - 1)
+    return p >= 0
 
 
 @register_jitable
