@@ -20,16 +20,20 @@ each picks its implementation by the state's kind (:func:`~.types.kind_of`):
 Checkpoints are one kind of token on every state: ``(owner, serial,
 stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
 
-The per-element methods keep their common path free of raises and of
-allocations: numba prunes the reference counting of the state's fields only
-in code without such paths, and otherwise pays atomic increments on every
-call. ``remove``'s and ``add``'s common paths are compiled without NRT
-(:func:`remove_in_place`, :func:`add_in_place`), so they count no
-references at all. ``add`` is inlined into the caller, and its rare path
-(growth, a bad id) is a call whose error leaves the caller as a ``raise``
-there would (:func:`call_rarely`): numba's pruning then pairs the caller's
-reference to the twin across it, where an ordinary call's error would keep
-an atomic increment and decrement on every iteration of the caller's loop.
+The per-element methods (``add``, ``remove``, ``contains``, ``index``,
+and a SetArray's ``contains`` and ``remove``) leave no reference counting
+in a caller's loop, as the same kernels on plain arrays do. Each is
+inlined into the caller's code (a call would take a reference to the state
+around it), and its body is a function compiled without NRT
+(:func:`find_key`, :func:`add_in_place`, :func:`remove_in_place`, ...),
+called so that an error it could report leaves the caller as a
+``raise`` there would (:func:`call_rarely`, :func:`nrt_free_call`): numba's
+pruning of reference counts forgives a missing release on a raising path
+only, and an ordinary call's error path would keep an atomic increment and
+decrement on every iteration. A rare path that allocates or raises
+(growth, a bad id, a full removal log) is called the same way where the
+common path answers -1 (:func:`common_or_rare`).
+
 A SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
 a set number outside the array reads as an empty set, and ``rollback``
 returns whether the token was live.
@@ -304,8 +308,6 @@ def _index(self, i):  # type: ignore[no-untyped-def]
     return lambda self, i: nrt_free_call(find_key, (self, key_of(self, i)))  # type: ignore[call-arg]
 
 
-# Inlined into the caller's code: a call would take a reference to the
-# twin around it, which the raise the call may pass on keeps from pairing.
 @overload_method(TwinType, "add", inline="always")
 def _add(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
