@@ -15,6 +15,12 @@ ids in a space of 4,000,000, half of each in the other (seed 12345).
   bool-array floor is in ``solver.Components``).
 - ``TwinColumn``: reading a store twin's column inside an ``@njit`` loop
   against the same column passed as an array (the hoisted floor).
+- ``TwinMethods``: ``contains``, ``index``, and ``add`` then ``remove``
+  called through a twin inside an ``@njit`` loop (``time_*_twin``), each
+  against the same kernels on the twin's own arrays passed as arrays
+  (``time_*_plain``, the floor): a set's twin, a store's (whose floor
+  zeroes and moves the column's rows as the twin does), a World store's
+  (handles: ``live_index`` then ``find``) and a SetArray's.
 """
 
 import array
@@ -26,8 +32,11 @@ from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from sparseset import ComponentStore, SparseSet
+from sparseset import ComponentStore, SetArray, SparseSet, World
 from sparseset.examples import components, random_graph
+from sparseset.jit.types import all_fields
+from sparseset.kernels import claim, find, live_index, swap_remove
+from sparseset.kernels.set_rows import row_contains
 
 N = 1_000_000
 SPACE = 4 * N
@@ -157,3 +166,175 @@ class TwinColumn:
 
     def time_hoisted_column(self):
         _sum_hoisted(self.life, self.rows)
+
+
+@njit(cache=True)
+def _contains_twin(twin, queries):
+    found = 0
+    for k in range(queries.shape[0]):
+        found += twin.contains(queries[k])
+    return found
+
+
+@njit(cache=True)
+def _contains_plain(sparse, dense, n, queries):
+    found = 0
+    for k in range(queries.shape[0]):
+        found += find(sparse, dense, n, queries[k]) >= 0
+    return found
+
+
+@njit(cache=True)
+def _index_twin(twin, queries):
+    total = 0
+    for k in range(queries.shape[0]):
+        total += twin.index(queries[k])
+    return total
+
+
+@njit(cache=True)
+def _index_plain(sparse, dense, n, queries):
+    total = 0
+    for k in range(queries.shape[0]):
+        total += find(sparse, dense, n, queries[k])
+    return total
+
+
+@njit(cache=True)
+def _add_remove_twin(twin, ids):
+    changed = 0
+    for k in range(ids.shape[0]):
+        changed += twin.add(ids[k])
+    for k in range(ids.shape[0]):
+        changed += twin.remove(ids[k])
+    return changed
+
+
+@njit(cache=True)
+def _add_remove_plain(sparse, dense, n, life, ids):
+    """The twin's add and remove on the arrays, with room made beforehand;
+    ``life`` (a store's column, or None) has its rows zeroed and moved."""
+    changed = 0
+    for k in range(ids.shape[0]):
+        if claim(sparse, dense, n, ids[k]) == n:
+            if life is not None:
+                life[n] = 0.0
+            n += 1
+            changed += 1
+    for k in range(ids.shape[0]):
+        p = find(sparse, dense, n, ids[k])
+        if p >= 0:
+            if life is not None:
+                life[p] = life[n - 1]
+            n = swap_remove(sparse, dense, n, p)
+            changed += 1
+    return changed
+
+
+@njit(cache=True)
+def _handles_plain(generations, alive, sparse, dense, n, handles):
+    found = 0
+    for k in range(handles.shape[0]):
+        key = live_index(generations, alive, alive.shape[0], handles[k])
+        found += find(sparse, dense, n, key) >= 0
+    return found
+
+
+@njit(cache=True)
+def _set_array_twin(state, sets, values):
+    found = 0
+    for k in range(sets.shape[0]):
+        found += state.contains(sets[k], values[k])
+    return found
+
+
+@njit(cache=True)
+def _set_array_plain(sparse, dense, sizes, sets, values):
+    found = 0
+    for k in range(sets.shape[0]):
+        found += row_contains(sparse, dense, sizes, sets[k], values[k])
+    return found
+
+
+def _arrays(twin, *names):
+    fields = all_fields(twin)
+    order = [name for name, _ in twin._type._fields]
+    return tuple(fields[order.index(name)] for name in names)
+
+
+class TwinMethods:
+    """Per-element methods through a twin against the plain-array floor.
+
+    1M members in a space of 4M; 1M queries (about a quarter members);
+    250k fresh ids added, then removed (the state comes back each run).
+    """
+
+    number = 3
+    repeat = (5, 20, 20.0)
+
+    def setup(self):
+        rng = np.random.default_rng(SEED)
+        pool = rng.choice(SPACE, N + N // 4, replace=False)
+        members, self.fresh = pool[:N], pool[N:]
+        self.queries = rng.integers(0, SPACE, N)
+        self.set = SparseSet.from_ids(members).jit
+        store = ComponentStore({"life": "f8"})
+        store.add(members, life=1.0)
+        self.store = store.jit
+        world = World()
+        world.register("hp", "f8")
+        entities = world.create(N)
+        world["hp"].add(entities[::2])
+        self.world = world["hp"].jit
+        self.handles = rng.permutation(entities)
+        self.set_array = SetArray(1000, 1000).jit
+        self.sets = rng.integers(0, 1000, N)
+        self.values = rng.integers(0, 1000, N)
+        # Compile, and let the twins grow once: the floors add in place.
+        for twin in (self.set, self.store):
+            _add_remove_twin(twin, self.fresh)
+        for run in dir(self):
+            if run.startswith("time_"):
+                getattr(self, run)()
+
+    def _plain(self, twin):
+        return _arrays(twin, "sparse", "dense", "n")
+
+    def time_contains_twin(self):
+        _contains_twin(self.set, self.queries)
+
+    def time_contains_plain(self):
+        _contains_plain(*self._plain(self.set), self.queries)
+
+    def time_index_twin(self):
+        _index_twin(self.set, self.queries)
+
+    def time_index_plain(self):
+        _index_plain(*self._plain(self.set), self.queries)
+
+    def time_add_remove_twin(self):
+        _add_remove_twin(self.set, self.fresh)
+
+    def time_add_remove_plain(self):
+        _add_remove_plain(*self._plain(self.set), None, self.fresh)
+
+    def time_store_add_remove_twin(self):
+        _add_remove_twin(self.store, self.fresh)
+
+    def time_store_add_remove_plain(self):
+        (life,) = _arrays(self.store, "_col_life")
+        _add_remove_plain(*self._plain(self.store), life, self.fresh)
+
+    def time_world_contains_twin(self):
+        _contains_twin(self.world, self.handles)
+
+    def time_world_contains_plain(self):
+        entities = _arrays(self.world, "generations", "alive")
+        _handles_plain(*entities, *self._plain(self.world), self.handles)
+
+    def time_set_array_contains_twin(self):
+        _set_array_twin(self.set_array, self.sets, self.values)
+
+    def time_set_array_contains_plain(self):
+        sparse, dense, sizes = _arrays(self.set_array, "sparse", "dense", "sizes")
+        _set_array_plain(sparse, dense, sizes, self.sets, self.values)

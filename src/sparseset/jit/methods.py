@@ -20,11 +20,21 @@ each picks its implementation by the state's kind (:func:`~.types.kind_of`):
 Checkpoints are one kind of token on every state: ``(owner, serial,
 stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
 
-The per-element methods keep their common path free of raises and of
-allocations: numba prunes the reference counting of the state's fields only
-in code without such paths, and otherwise pays atomic increments on every
-call. A rare path (growth, a bad id) is a call to a method of its own. A
-SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
+The per-element methods (``add``, ``remove``, ``contains``, ``index``,
+and a SetArray's ``contains`` and ``remove``) leave no reference counting
+in a caller's loop, as the same kernels on plain arrays do. Each is
+inlined into the caller's code (a call would take a reference to the state
+around it), and its body is a function compiled without NRT
+(:func:`find_key`, :func:`add_in_place`, :func:`remove_in_place`, ...),
+called so that an error it could report leaves the caller as a
+``raise`` there would (:func:`call_rarely`, :func:`nrt_free_call`): numba's
+pruning of reference counts forgives a missing release on a raising path
+only, and an ordinary call's error path would keep an atomic increment and
+decrement on every iteration. A rare path that allocates or raises
+(growth, a bad id, a full removal log) is called the same way where the
+common path answers -1 (:func:`common_or_rare`).
+
+A SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
 a set number outside the array reads as an empty set, and ``rollback``
 returns whether the token was live.
 
@@ -40,8 +50,11 @@ from typing import Any
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.extending import overload, overload_method, register_jitable
+from numba.core import cgutils
+from numba.core.dispatcher import Dispatcher
+from numba.extending import intrinsic, overload, overload_method, register_jitable
 
 from ..kernels import (
     claim,
@@ -53,9 +66,10 @@ from ..kernels import (
     swap_remove,
     unindex,
 )
-from ..kernels.array_types import Bool, Int, IntArray
+from ..kernels.array_types import Bool, Int, IntArray, typed_njit
 from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
+from ..kernels.options import NO_NRT
 from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
 from .types import (
     COLUMN_PREFIX,
@@ -100,12 +114,17 @@ def key_of(twin: Any, i: int) -> int:
     return int(i)
 
 
+@typed_njit(**NO_NRT)
+def live_key(twin: Any, i: Int) -> int:
+    """A World store twin's key of handle ``i`` (see :func:`key_of`)."""
+    # An int64, a Python int to the callers.
+    return live_index(twin.generations, twin.alive, twin.alive.shape[0], i)  # type: ignore[return-value]
+
+
 @overload(key_of, inline="always")
 def _key_of_compiled(twin, i):  # type: ignore[no-untyped-def]
     if kind_of(twin) is Kind.WORLD_STORE:
-        return lambda twin, i: live_index(
-            twin.generations, twin.alive, twin.alive.shape[0], i
-        )
+        return lambda twin, i: nrt_free_call(live_key, (twin, i))  # type: ignore[call-arg]
     return lambda twin, i: np.int64(i)
 
 
@@ -163,12 +182,52 @@ def move_rows(columns: tuple[np.ndarray, ...], hole: int, last: int) -> None:
 def _move_rows_compiled(columns, hole, last):  # type: ignore[no-untyped-def]
     if len(columns) == 0:
         return lambda columns, hole, last: None
+    first = columns[0]
+    if first.ndim == 1 and isinstance(first.dtype, types.Number | types.Boolean):
 
-    def impl(columns, hole, last):  # type: ignore[no-untyped-def]
-        columns[0][hole] = columns[0][last]
+        def impl(columns, hole, last):  # type: ignore[no-untyped-def]
+            columns[0][hole] = columns[0][last]
+            move_rows(columns[1:], hole, last)
+
+        return impl
+
+    def move_bytes(columns, hole, last):  # type: ignore[no-untyped-def]
+        copy_row(columns[0], hole, last)  # type: ignore[call-arg]
         move_rows(columns[1:], hole, last)
 
-    return impl
+    return move_bytes
+
+
+@intrinsic
+def copy_row(typingctx: Any, column: Any, hole: Any, last: Any) -> Any:
+    """Copy row ``last`` of a C-contiguous ``column`` onto row ``hole``, as
+    bytes, for rows numba copies only through a temporary array (more
+    than one dimension, text, records), which code without NRT cannot
+    allocate. Nothing happens unless both rows are in the column."""
+    if not isinstance(column, types.Array) or column.layout != "C":
+        return None
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        array = context.make_array(column)(context, builder, value=args[0])
+        intp = context.get_value_type(types.intp)
+        to = context.cast(builder, args[1], sig.args[1], types.intp)
+        source = context.cast(builder, args[2], sig.args[2], types.intp)
+        shape = cgutils.unpack_tuple(builder, array.shape, column.ndim)
+        strides = cgutils.unpack_tuple(builder, array.strides, column.ndim)
+        rows = shape[0]
+        inside = builder.and_(
+            builder.icmp_unsigned("<", to, rows),
+            builder.icmp_unsigned("<", source, rows),
+        )
+        with builder.if_then(inside):
+            data = builder.bitcast(array.data, cgutils.voidptr_t)
+            row_bytes = strides[0]
+            target = builder.gep(data, [builder.mul(to, row_bytes)])
+            origin = builder.gep(data, [builder.mul(source, row_bytes)])
+            cgutils.raw_memmove(builder, target, origin, intp(1), row_bytes)
+        return context.get_dummy_value()
+
+    return types.none(column, hole, last), codegen
 
 
 @register_jitable
@@ -236,34 +295,153 @@ def owned_serial(state: Any, token: tuple[Int, Int, Int]) -> Int:
 # -- a twin's methods ---------------------------------------------------------
 
 
-@overload_method(TwinType, "index")
+@typed_njit(**NO_NRT)
+def find_key(twin: Any, key: Int) -> int:
+    """The position of ``key`` in the twin, or -1."""
+    return find(twin.sparse, twin.dense, twin.n, key)
+
+
+@overload_method(TwinType, "index", inline="always")
 def _index(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return None
-    return lambda self, i: find(self.sparse, self.dense, self.n, key_of(self, i))
+    return lambda self, i: nrt_free_call(find_key, (self, key_of(self, i)))  # type: ignore[call-arg]
 
 
-@overload_method(TwinType, "add")
+@overload_method(TwinType, "add", inline="always")
 def _add(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return None
+    return lambda self, i: _add_key(self, i, key_of(self, i)) > 0
 
-    def impl(self, i):  # type: ignore[no-untyped-def]
-        n = self.n
-        p = -1
-        if n < self.dense.shape[0]:
-            # -1 for an id the index cannot take yet (or ever: bad ids).
-            p = claim(self.sparse, self.dense, n, key_of(self, i))
-        if p < 0:
-            p = self.make_room(i)
-        if p < n:
-            return False
-        zero_rows(column_arrays(self), n)
-        self.n = n + 1
-        self.epoch += 1
-        return True
 
-    return impl
+def common_or_rare(common: Any, rare: Any) -> Any:
+    """An intrinsic ``(twin, i, key)``: ``common(twin, key)``, a dispatcher
+    compiled without NRT, and where that answers -1, ``rare(twin, i)``.
+
+    Each is called through :func:`call_rarely`: with every call's error
+    path a raise, numba's pruning pairs the caller's reference to the twin
+    across the whole method before LLVM inlines anything (an ordinary
+    call's error path in a loop of several methods joins their references
+    into one pair it can no longer follow). The branch is here rather than
+    in a method's code, as numba's inliner warns of a variable assigned
+    on two paths.
+    """
+
+    def common_or_rare(typingctx: Any, twin: Any, i: Any, key: Any) -> Any:
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            twin_value, i_value, key_value = args
+            first = call_rarely(
+                context,
+                builder,
+                common,
+                types.int64(twin, key),
+                (twin_value, key_value),
+            )
+            result = cgutils.alloca_once_value(builder, first)
+            with cgutils.if_unlikely(
+                builder, builder.icmp_signed("<", first, first.type(0))
+            ):
+                out = call_rarely(
+                    context, builder, rare, types.int64(twin, i), (twin_value, i_value)
+                )
+                builder.store(out, result)
+            return builder.load(result)
+
+        return types.int64(twin, i, key), codegen
+
+    return intrinsic(common_or_rare)
+
+
+def call_rarely(
+    context: Any, builder: Any, function: Any, signature: Any, args: Any
+) -> Any:
+    """Call ``function`` (a dispatcher, compiled as it says, or a Python
+    function, compiled here with NRT), an error it reports leaving the
+    caller as a ``raise`` statement there would.
+
+    numba returns a callee's error from the caller unmarked, and its
+    reference-count pruning forgives a missing release only on a path
+    that raises (a store to ``excinfo`` marked ``numba_exception_output``),
+    so a reference taken before such a call and released after it would
+    stay in the caller, atomic increments on every loop iteration. The
+    error path is marked as a raise: numba releases nothing on either.
+    """
+    compiled: Any
+    if isinstance(function, Dispatcher):
+        compiled = function.get_compile_result(signature)
+        context.add_linking_libs([compiled.library])
+    else:
+        compiled = context.compile_subroutine(builder, function, signature)
+    status, out = context.call_internal_no_propagate(
+        builder, compiled.fndesc, signature, args
+    )
+    call_conv = context.call_conv
+    with cgutils.if_unlikely(builder, status.is_error):
+        in_try = call_conv.check_try_status(builder).in_try
+        excinfo = call_conv._get_excinfo_argument(builder.function)
+        store = builder.store(status.excinfoptr, excinfo)
+        marker = builder.module.add_metadata([ir.IntType(1)(1)])
+        store.set_metadata("numba_exception_output", marker)
+        with builder.if_then(builder.not_(in_try)):
+            builder.ret(status.code)
+    return out
+
+
+@intrinsic
+def nrt_free_call(typingctx: Any, function: Any, args: Any) -> Any:
+    """``function(*args)`` for a dispatcher compiled without NRT and a
+    tuple ``args``, called through :func:`call_rarely`: the methods inlined
+    into a caller call their bodies so, and their errors (bounds checks
+    only) leave the caller as raises."""
+    signature = typingctx.resolve_function_type(function, tuple(args), {})
+    if signature is None:
+        return None
+    dispatcher = function.dispatcher
+
+    def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
+        unpacked = cgutils.unpack_tuple(builder, values[1], len(args))
+        return call_rarely(context, builder, dispatcher, signature, unpacked)
+
+    return signature.return_type(function, args), codegen
+
+
+@typed_njit(**NO_NRT)
+def add_in_place(twin: Any, key: Int) -> int:
+    """``add``'s common path, without reference counting: 1 if ``key`` is
+    added at ``n`` (its rows zeroed), 0 if it is a member, -1 (nothing
+    changed) if the index or the rows need room first, or ``key`` is bad."""
+    n: int = twin.n
+    p = -1
+    if n < twin.dense.shape[0]:
+        # -1 for an id the index cannot take yet (or ever: bad ids).
+        p = claim(twin.sparse, twin.dense, n, key)
+    if p < 0:
+        return -1
+    return added_at(twin, n, p)
+
+
+@register_jitable(inline="always")
+def added_at(twin: Any, n: int, p: int) -> int:
+    """Finish an add that claimed position ``p`` with ``n`` members: 1
+    (rows zeroed, ``n`` and ``epoch`` advanced) if ``p`` is the new one,
+    else 0. An int64 either way, a Python int to the callers."""
+    if p < n:
+        return np.int64(0)  # type: ignore[return-value]
+    zero_rows(column_arrays(twin), n)
+    twin.n = n + 1
+    twin.epoch += 1
+    return np.int64(1)  # type: ignore[return-value]
+
+
+def add_after_room(twin: Any, i: Int) -> int:
+    """``add``'s rare path: room made (or ``ValueError`` for a bad id),
+    then the add finished as :func:`add_in_place` does."""
+    n = twin.n
+    return added_at(twin, n, twin.make_room(i))
+
+
+_add_key = common_or_rare(add_in_place, add_after_room)
 
 
 @overload_method(TwinType, "make_room")
@@ -396,7 +574,7 @@ def _pop(self):  # type: ignore[no-untyped-def]
 # sparseset.kernels.set_rows; none of them raises.
 
 
-@register_jitable
+@typed_njit(**NO_NRT)
 def set_array_remove(st: Any, k: Int, v: Int) -> Bool:
     """Remove value ``v`` from set ``k``, trailing it; True if it was there."""
     removed = row_remove(st.sparse, st.dense, st.sizes, st.trail, st.trail_len, k, v)
@@ -404,7 +582,7 @@ def set_array_remove(st: Any, k: Int, v: Int) -> Bool:
     return removed
 
 
-@register_jitable
+@typed_njit(**NO_NRT)
 def set_array_contains(st: Any, k: Int, v: Int) -> Bool:
     return row_contains(st.sparse, st.dense, st.sizes, k, v)
 
@@ -480,71 +658,100 @@ def _ol_assign(self, k, v):  # type: ignore[no-untyped-def]
 # -- methods both kinds have, with their own arguments ------------------------
 #
 # numba resolves a method name to one overload per type class, so a name
-# that twins and SetArray states share takes any arguments; unpacking them
-# refuses a wrong count at compile time. A twin's body stands in the overload itself:
-# a call through one more function would keep a reference count on the
-# twin in the caller's loop.
+# that twins and SetArray states share takes both kinds' arguments (a
+# twin's ``i``, a SetArray's ``k, v``), and refuses the other kind's at
+# compile time (numba's inliner takes no ``*args``). The bodies are
+# functions compiled without NRT, called through nrt_free_call: inlined
+# into the caller, they count no references there.
 
 
-@overload_method(TwinType, "contains")
-def _contains(self, *args):  # type: ignore[no-untyped-def]
+def _given(v: Any) -> bool:
+    return v is not None and not isinstance(v, types.Omitted | types.NoneType)
+
+
+@overload_method(TwinType, "contains", inline="always")
+def _contains(self, i, v=None):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
-        return lambda self, *args: set_array_contains(self, *args)
+        if not _given(v):
+            return None
+        return lambda self, i, v=None: nrt_free_call(  # type: ignore[call-arg]
+            set_array_contains, (self, i, v)
+        )
+    if _given(v):
+        return None
+    # find answers absent for any id the index never holds, negative
+    # included (and key_of gives -1 for a dead handle).
+    return lambda self, i, v=None: (
+        nrt_free_call(find_key, (self, key_of(self, i))) >= 0  # type: ignore[call-arg]
+    )
 
-    def impl(self, *args):  # type: ignore[no-untyped-def]
-        (i,) = args
-        # find answers absent for any id the index never holds, negative
-        # included (and key_of gives -1 for a dead handle).
-        return find(self.sparse, self.dense, self.n, key_of(self, i)) >= 0
 
-    return impl
-
-
-@overload_method(TwinType, "remove")
-def _remove(self, *args):  # type: ignore[no-untyped-def]
+@overload_method(TwinType, "remove", inline="always")
+def _remove(self, i, v=None):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
-        return lambda self, *args: set_array_remove(self, *args)
-
+        if not _given(v):
+            return None
+        return lambda self, i, v=None: nrt_free_call(  # type: ignore[call-arg]
+            set_array_remove, (self, i, v)
+        )
+    if _given(v):
+        return None
     if REMOVAL_FIELDS[0] in self.field_dict:
-        # A tracked component: log the handle for the world's readers.
-        def logged(self, *args):  # type: ignore[no-untyped-def]
-            (i,) = args
-            n = self.n
-            key = key_of(self, i)
-            p = find(self.sparse, self.dense, n, key)
-            removed = p >= 0
-            if removed:
-                log_removal(self, key)
-                self.n = swap_remove(self.sparse, self.dense, n, p)
-                move_rows(column_arrays(self), p, n - 1)
-            return removed
+        # A tracked component: the handle is logged for the world's readers.
+        return lambda self, i, v=None: _remove_logged(self, i, key_of(self, i)) > 0
+    return lambda self, i, v=None: nrt_free_call(  # type: ignore[call-arg]
+        remove_in_place, (self, key_of(self, i))
+    )
 
-        return logged
 
-    def impl(self, *args):  # type: ignore[no-untyped-def]
-        (i,) = args
-        n = self.n
-        p = find(self.sparse, self.dense, n, key_of(self, i))
-        removed = p >= 0
-        if removed:
-            self.n = swap_remove(self.sparse, self.dense, n, p)
-            move_rows(column_arrays(self), p, n - 1)
-        return removed
+@typed_njit(**NO_NRT)
+def remove_in_place(twin: Any, key: Int) -> bool:
+    """Remove ``key`` (swap-and-pop, rows moved), without reference
+    counting; whether it was a member."""
+    n = twin.n
+    p = find(twin.sparse, twin.dense, n, key)
+    if p >= 0:
+        twin.n = swap_remove(twin.sparse, twin.dense, n, p)
+        move_rows(column_arrays(twin), p, n - 1)
+    return p >= 0
 
-    return impl
+
+@typed_njit(**NO_NRT)
+def remove_logged_in_place(twin: Any, key: Int) -> int:
+    """A tracked twin's remove, without reference counting: 1 if ``key``
+    was a member (its handle logged), 0 if not, -1 (nothing changed) if
+    the log is full."""
+    n = twin.n
+    p = find(twin.sparse, twin.dense, n, key)
+    if p < 0:
+        return 0
+    count = twin.removed_count
+    if count == twin.removed_handles.shape[0]:
+        return -1
+    twin.removed_handles[count] = (np.int64(twin.generations[key]) << 32) | key
+    twin.removed_count = count + 1
+    twin.n = swap_remove(twin.sparse, twin.dense, n, p)
+    move_rows(column_arrays(twin), p, n - 1)
+    return 1
+
+
+def remove_after_log_room(twin: Any, i: Any) -> int:
+    """A tracked twin's remove where the log is full: the log grown, then
+    the remove done."""
+    grow_log(twin)
+    return remove_logged_in_place(twin, key_of(twin, i))
+
+
+_remove_logged = common_or_rare(remove_logged_in_place, remove_after_log_room)
 
 
 @register_jitable
-def log_removal(twin: Any, key: Int) -> None:
-    """Append the handle of entity index ``key`` to a tracked twin's
-    removal log, growing it when full."""
+def grow_log(twin: Any) -> None:
+    """Double a tracked twin's removal log."""
     count = twin.removed_count
-    if count == twin.removed_handles.shape[0]:
-        grown = np.empty(2 * count, np.int64)
-        grown[:count] = twin.removed_handles
-        twin.removed_handles = grown
-    twin.removed_handles[count] = (np.int64(twin.generations[key]) << 32) | key
-    twin.removed_count = count + 1
+    grown = np.empty(max(2 * count, 1), np.int64)
+    grown[:count] = twin.removed_handles[:count]
+    twin.removed_handles = grown
 
 
 @overload_method(TwinType, "touch")
@@ -590,10 +797,10 @@ def _rollback(self, token):  # type: ignore[no-untyped-def]
 
 
 __all__ = [
+    "grow_log",
     "grown_columns",
     "grown_rows",
     "key_of",
-    "log_removal",
     "move_rows",
     "zero_rows",
 ]

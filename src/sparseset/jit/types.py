@@ -37,10 +37,11 @@ from typing import Any, TypeAlias
 
 import numpy as np
 from numba import njit, types
-from numba.core import cgutils, imputils
+from numba.core import cgutils, errors, imputils
 from numba.core.base import BaseContext
 from numba.core.datamodel import models
 from numba.core.datamodel.registry import default_manager
+from numba.core.runtime.nrtdynmod import _meminfo_struct_type
 from numba.core.typing.context import BaseContext as TypingContext
 from numba.core.typing.templates import AttributeTemplate, Signature
 from numba.experimental import structref
@@ -50,6 +51,7 @@ from numba.extending import (
     lower_getattr_generic,
     lower_setattr_generic,
 )
+from numba.np.arrayobj import populate_array
 
 from ..kernels import handles_of
 
@@ -154,6 +156,23 @@ def column_names(state: TwinType) -> list[str]:
     ]
 
 
+def payload(context: BaseContext, builder: Any, state: Any, value: Any) -> Any:
+    """The fields of struct ``value`` of type ``state``, to read and write.
+
+    What numba's ``structref._Utils.get_data_struct`` does, reading the
+    meminfo's data pointer directly rather than through the runtime: code
+    compiled without NRT (the methods' fast paths) reaches the fields too.
+    """
+    meminfo = cgutils.create_struct_proxy(state)(context, builder, value=value).meminfo
+    header = builder.bitcast(meminfo, _meminfo_struct_type.as_pointer())
+    data = builder.load(cgutils.gep(builder, header, 0, 3))
+    data_type = state.get_data_type()
+    alloc_type = context.data_model_manager[data_type].get_value_type()
+    return cgutils.create_struct_proxy(data_type)(
+        context, builder, ref=builder.bitcast(data, alloc_type.as_pointer())
+    )
+
+
 def read_field(data: Any, name: str) -> Any:
     """Field ``name`` of a struct's payload.
 
@@ -204,10 +223,6 @@ class _StateAttributes(AttributeTemplate):
         return None
 
 
-def _members_view(array: Any, n: Any) -> Any:
-    return array[:n]
-
-
 def _handles(generations: Any, dense: Any, n: Any) -> Any:
     out = np.empty(n, np.int64)
     handles_of(generations, dense[:n], out)
@@ -220,7 +235,7 @@ def _handles(generations: Any, dense: Any, n: Any) -> Any:
 def _state_getattr(
     context: BaseContext, builder: Any, state: TwinType, value: Any, attr: str
 ) -> Any:
-    data = structref._Utils(context, builder, state).get_data_struct(value)
+    data = payload(context, builder, state, value)
     fields = state.field_dict
     if attr in fields:
         return imputils.impl_ret_borrowed(
@@ -248,13 +263,41 @@ def _state_getattr(
 def _rows_view(
     context: BaseContext, builder: Any, state: TwinType, data: Any, name: str
 ) -> Any:
-    """``field[:n]`` of field ``name`` (``dense`` or a column's), borrowed."""
+    """``field[:n]`` of field ``name`` (``dense`` or a column's), a new
+    reference.
+
+    Built in place from the field's own data pointer, strides and meminfo,
+    with ``n`` clamped to the field's rows: a few loads and a min/max,
+    which LLVM hoists out of a user's loop. (Slicing through
+    ``compile_internal`` put a call's worth of wraparound logic on every
+    access.) The view shares the field's meminfo, so it keeps the array
+    alive wherever it goes; its one reference is the caller's to release,
+    and numba prunes that pair in a loop without a raise path.
+    """
     array_type = state.field_dict[name]
     view_type = _view_type(context.typing_context, array_type)
-    signature = view_type(array_type, types.int64)
-    args = (read_field(data, name), read_field(data, "n"))
-    out = context.compile_internal(builder, _members_view, signature, args)
-    return imputils.impl_ret_borrowed(context, builder, view_type, out)
+    field = context.make_array(array_type)(
+        context, builder, value=read_field(data, name)
+    )
+    shape = cgutils.unpack_tuple(builder, field.shape, array_type.ndim)
+    strides = cgutils.unpack_tuple(builder, field.strides, array_type.ndim)
+    # n is a field like any other (compiled code may assign it): never
+    # more rows than the field has, never fewer than none.
+    n = read_field(data, "n")
+    zero = context.get_constant(types.intp, 0)
+    rows = builder.select(builder.icmp_signed("<", n, zero), zero, n)
+    rows = builder.select(builder.icmp_signed("<", shape[0], rows), shape[0], rows)
+    view = context.make_array(view_type)(context, builder)
+    populate_array(
+        view,
+        data=field.data,
+        shape=[rows, *shape[1:]],
+        strides=strides,
+        itemsize=field.itemsize,
+        meminfo=field.meminfo,
+        parent=field.parent,
+    )
+    return imputils.impl_ret_borrowed(context, builder, view_type, view._getvalue())
 
 
 @intrinsic
@@ -282,7 +325,7 @@ def column_rows(typingctx: TypingContext, state: Any, name: Any) -> Any:
     def codegen(
         context: BaseContext, builder: Any, signature: Signature, args: Any
     ) -> Any:
-        data = structref._Utils(context, builder, state).get_data_struct(args[0])
+        data = payload(context, builder, state, args[0])
         return _rows_view(context, builder, state, data, field)
 
     return view_type(state, name), codegen
@@ -298,7 +341,7 @@ def _state_setattr(
 ) -> None:
     state, value_type = signature.args
     instance, value = args
-    data = structref._Utils(context, builder, state).get_data_struct(instance)
+    data = payload(context, builder, state, instance)
     field_type = state.field_dict[attr]
     replace_field(context, builder, data, attr, field_type, value, value_type)
 
@@ -316,8 +359,15 @@ def replace_field(
     releasing the old value's."""
     cast = context.cast(builder, value, value_type, field_type)
     old = read_field(data, name)
-    context.nrt.incref(builder, field_type, cast)
-    context.nrt.decref(builder, field_type, old)
+    if context.enable_nrt:
+        context.nrt.incref(builder, field_type, cast)
+        context.nrt.decref(builder, field_type, old)
+    elif context.data_model_manager[field_type].has_nrt_meminfo():
+        # Code compiled without NRT (the methods' fast paths) counts no
+        # references: replacing an array there would leak or free one.
+        raise errors.NumbaTypeError(
+            f"field {name!r} holds references: set it in code compiled with NRT"
+        )
     write_field(data, name, cast)
 
 
@@ -360,7 +410,7 @@ def _from_fields(
         struct = context.make_helper(builder, state)
         struct.meminfo = meminfo
         out = struct._getvalue()
-        data = structref._Utils(context, builder, state).get_data_struct(out)
+        data = payload(context, builder, state, out)
         for k, (name, field_type) in enumerate(state._fields):
             value = builder.extract_value(args[1], k)
             context.nrt.incref(builder, field_type, value)
@@ -384,10 +434,13 @@ def _fields_getter(names: Callable[[TwinType], list[str]]) -> Any:
             signature: Signature,
             args: Sequence[Any],
         ) -> Any:
-            data = structref._Utils(context, builder, state).get_data_struct(args[0])
+            data = payload(context, builder, state, args[0])
             values = [read_field(data, name) for name in chosen]
-            for name, value in zip(chosen, values, strict=True):
-                context.nrt.incref(builder, state.field_dict[name], value)
+            # New references, where references are counted at all (code
+            # compiled without NRT, the methods' fast paths, borrows them).
+            if context.enable_nrt:
+                for name, value in zip(chosen, values, strict=True):
+                    context.nrt.incref(builder, state.field_dict[name], value)
             return context.make_tuple(builder, out_type, values)
 
         return out_type(state), codegen
@@ -410,7 +463,7 @@ def _fields_setter(names: Callable[[TwinType], list[str]]) -> Any:
             signature: Signature,
             args: Sequence[Any],
         ) -> Any:
-            data = structref._Utils(context, builder, state).get_data_struct(args[0])
+            data = payload(context, builder, state, args[0])
             for k, name in enumerate(chosen):
                 # A tuple type indexes by position; the stubs know only slices.
                 value_type = values[k]  # type: ignore[index]
