@@ -5,22 +5,19 @@ Columns reach these kernels as 2-D arrays of unsigned words (see
 structured dtypes included.
 """
 
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
-from numba import literal_unroll, njit
+from numba import njit
 from numpy.typing import NDArray
 
 from .. import config
 from .array_types import Int, IntArray, typed_njit
+from .columns import Column, Sum, add_sum_row, prefetch_sum_rows, swap_rows
 from .element import claim, confirm, find, swap_members
 from .index.kinds import Index, lookup, prefetch_slot
 from .options import NO_NRT
 from .prefetch import prefetch
-
-#: A column as these kernels see it: 2-D, row ``p`` belonging to ``dense[p]``
-#: (stores pass their columns as unsigned words).
-Column: TypeAlias = NDArray[Any]
 
 
 @njit(cache=True)
@@ -48,11 +45,6 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
 #: The tuning argument callers pass to :func:`upsert_accumulate`
 #: (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
 ACCUMULATE_TUNING = (config.ADD_PREFETCH_AHEAD,)
-
-#: A column to accumulate into and the values to add: ``(column, values)``,
-#: both 2-D and typed (rows by their elements), ``values`` with a row per
-#: id or one row for every id.
-Sum: TypeAlias = tuple[NDArray[Any], NDArray[Any]]
 
 
 def candidates_for(ahead: int) -> NDArray[np.uint64]:
@@ -147,10 +139,10 @@ def upsert_accumulate(
         candidates[j & mask] = found
         c = found if found < np.uint64(m) else np.uint64(0)
         prefetch(dense, c)
-        for pair in literal_unroll(sums):
-            prefetch(pair[0], c * np.uint64(pair[0].shape[1]))
+        prefetch_sum_rows(sums, c)
         x = ids[k]
         p = confirm(dense, m, candidates[k & mask], x)
+        fresh = False
         if p < 0:
             if np.uint64(m) == rows:
                 return m, np.int64(k)
@@ -159,19 +151,10 @@ def upsert_accumulate(
                 return m, np.int64(k)
             if p == m:
                 m += 1
-                row = np.uint64(p)
-                for pair in literal_unroll(sums):
-                    for w in range(pair[0].shape[1]):
-                        pair[0][row, w] = 0
+                fresh = True
         if record:
             positions[k] = p
-        row = np.uint64(p)
-        # Inline, as in discard_rows: no call and no reference count per id.
-        for pair in literal_unroll(sums):
-            column, values = pair
-            at = k if values.shape[0] > 1 else np.uint64(0)
-            for w in range(column.shape[1]):
-                column[row, w] += values[at, w]
+        add_sum_row(sums, np.uint64(p), k, fresh)
     return m, -1
 
 
@@ -276,12 +259,7 @@ def pack_front(
         p = find(sparse, dense, n, ids[k])
         if p >= start:
             swap_members(sparse, dense, p, start)
-            # Inline for the same reason as in discard_rows.
-            for column in literal_unroll(rows):
-                for j in range(column.shape[1]):
-                    word = column[p, j]
-                    column[p, j] = column[start, j]
-                    column[start, j] = word
+            swap_rows(rows, np.uint64(p), np.uint64(start))
             start += 1
     return start
 
@@ -320,9 +298,5 @@ def pack_back(
         if p >= 0 and p < end:
             end -= 1
             swap_members(sparse, dense, p, end)
-            for column in literal_unroll(rows):
-                for j in range(column.shape[1]):
-                    word = column[p, j]
-                    column[p, j] = column[end, j]
-                    column[end, j] = word
+            swap_rows(rows, np.uint64(p), np.uint64(end))
     return end
