@@ -232,7 +232,7 @@ def grown_index(sparse, dense, n, members, top):
     return grown
 
 
-@njit(cache=True)
+@njit(**NO_NRT)
 def move_index(sparse, grown, dense, n):
     """Fill ``grown``, an index from :func:`.kinds.room`, with the positions
     of ``dense[:n]`` that ``sparse`` holds (:func:`.kinds.move`).

@@ -72,6 +72,10 @@ MIN_SLOTS = 16
 WAYS = 4
 #: Byte alignment of a table this module allocates: a bucket per line.
 ALIGN = 64
+#: How many members ahead a rehash (:func:`move`) prefetches home buckets:
+#: enough misses in flight to cover a line's latency, few enough that the
+#: lines stay in L1 until their inserts.
+MOVE_AHEAD = 16
 
 
 class HashIndex(NamedTuple):
@@ -461,10 +465,18 @@ def move(index, grown, dense, n):
     """Fill ``grown`` (from :func:`room`) with the positions of ``dense[:n]``.
 
     Rebuilding from ``dense`` drops stale entries, so a table full of
-    garbage can come back the same size.
+    garbage can come back the same size. Each step prefetches the home
+    bucket of the member :data:`MOVE_AHEAD` places on: the members' buckets
+    are scattered over the new table, and one at a time each insert would
+    wait for its line.
     """
+    if n <= 0:
+        return
+    last = np.uint64(n - 1)
     for k in range(n):
-        x = dense[k]
+        u = np.uint64(k)
+        prefetch_slot(grown, dense[min(u + np.uint64(MOVE_AHEAD), last)])
+        x = dense[u]
         store(grown, locate(grown, x), x, k)
 
 
