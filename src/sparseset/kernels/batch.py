@@ -554,7 +554,7 @@ def id_bounds(ids):
 
 
 #: :func:`distinct_estimate`'s registers: ``2**ESTIMATE_BITS``, each a byte.
-ESTIMATE_BITS = 12
+ESTIMATE_BITS = 14
 
 
 @register_jitable
@@ -581,8 +581,10 @@ def mixed(x):
 @njit(cache=True)
 def distinct_estimate(ids, start):
     """About how many distinct ids ``ids[start:]`` holds, in one pass and
-    4 KiB: a HyperLogLog sketch of ``2**ESTIMATE_BITS`` registers (a
-    standard error of about 1.6%), linear counting for small counts.
+    16 KiB: a HyperLogLog sketch of ``2**ESTIMATE_BITS`` registers (a
+    standard error of about 0.8%, 1.04 / sqrt(registers)), linear counting
+    for small counts. The registers stay in the L1 cache, so four times
+    the 4 KiB sketch's costs no more per id and halves its error.
 
     What a batch's distinct ids will need is unknown until they are
     counted; this sizes a table for them in one pass over the ids, where

@@ -745,7 +745,10 @@ class ComponentStore(Guarded):
             if stop < 0:
                 return m, positions
             if not members:
-                members = m + kernels.distinct_estimate(arr, stop) * 9 // 8 + 1
+                # A margin of four of the estimate's standard errors: a
+                # wider one would double a hash table whose right size it
+                # only just fills (a million keys, say).
+                members = m + kernels.distinct_estimate(arr, stop) * 33 // 32 + 1
             elif m >= members:
                 members = 2 * m
             engine.make_room(m, members, top)
