@@ -37,8 +37,9 @@ SCRIPT = textwrap.dedent(
             (counts, np.ones((1, 1), np.int32)),
             (weights, np.ones((ids.shape[0], 2))),
         )
+        ring = candidates_for(ahead)
         n, stop = kernels.upsert_accumulate(
-            sparse, dense, 0, ids, sums, NO_POSITIONS, 0, candidates_for(ahead), ahead
+            sparse, dense, 0, ids, sums, NO_POSITIONS, 0, False, ring, ahead
         )
         assert stop == -1
         keys, expected = np.unique(ids, return_counts=True)

@@ -161,6 +161,33 @@ def test_a_counter_growing_mid_batch_counts_in_first_seen_order(kind, data):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+def test_keys_cleared_or_discarded_count_from_zero_again(kind, data):
+    """A hash table keeps the entries of keys gone by ``clear``: they are
+    never taken for members, in a batch that grows the counter (and
+    rebuilds its index) mid-way or in one that does not."""
+    pool = data.draw(
+        st.lists(st.integers(0, ID_RANGE[kind]), min_size=1, max_size=150, unique=True)
+    )
+    keys = st.sampled_from(pool)
+    first = data.draw(st.lists(keys, max_size=300))
+    counts = SparseMap("i8", index=kind)
+    counts.add_at(first, 1)
+    model = Counter(first)
+    if data.draw(st.booleans()):
+        counts.clear()
+        model = Counter()
+    else:
+        gone = data.draw(st.lists(keys, max_size=20))
+        counts.discard(gone)
+        for x in gone:
+            model.pop(x, None)
+    ids = data.draw(st.lists(keys, max_size=600))
+    assert counts.add_at(ids, 1) == len(set(ids) - set(model))
+    assert dict(counts.items()) == dict(model + Counter(ids))
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_bad_batch_changes_nothing_after_many_new_ids(kind):
     """The ids and the sums are checked before the first is counted: a bad
     id or an overflowing sum at a batch's end leaves the map as it was,

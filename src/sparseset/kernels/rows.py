@@ -15,7 +15,7 @@ from .. import config
 from .array_types import Int, IntArray, typed_njit
 from .columns import Column, Sum, add_sum_row, prefetch_sum_rows, swap_rows
 from .element import claim, confirm, find, swap_members
-from .index.kinds import Index, lookup, prefetch_slot
+from .index.kinds import Index, keyed, lookup, prefetch_slot
 from .options import NO_NRT
 from .prefetch import prefetch
 
@@ -71,6 +71,7 @@ def upsert_accumulate(
     sums: tuple[Sum, ...],
     positions: IntArray,
     start: int,
+    exact: bool,
     candidates: NDArray[np.uint64],
     ahead: int,
 ) -> tuple[Int, Int]:
@@ -97,7 +98,12 @@ def upsert_accumulate(
     the id ``ahead`` places on, looks up the id ``ahead // 2`` on (its slot
     now in cache) and prefetches that candidate's ``dense`` entry and
     rows; the id itself is then proven a member by ``dense`` at its
-    candidate, or claimed (new, or appended since its lookup).
+    candidate, or claimed (new, or appended since its lookup). With
+    ``exact``, the caller promises the index was rebuilt from ``dense``
+    since it last changed otherwise than by this kernel's claims; where
+    the kind is :func:`~.kinds.keyed` a candidate is then trusted as it
+    is, and ``dense`` is neither prefetched nor read per id: one cache
+    miss fewer per id in a large counter.
     ``candidates`` is scratch for the lookups in flight
     (:func:`candidates_for`), allocated by the caller: the kernel runs
     without NRT.
@@ -109,7 +115,8 @@ def upsert_accumulate(
     >>> ids = np.array([5, 2, 5, 5])
     >>> sums = ((n_col, np.ones((1, 1), np.int64)), (w_col, np.full((4, 2), 0.5)))
     >>> upsert_accumulate(
-    ...     sparse, dense, 0, ids, sums, np.empty(0, np.int64), 0, candidates_for(4), 4
+    ...     sparse, dense, 0, ids, sums, np.empty(0, np.int64), 0, False,
+    ...     candidates_for(4), 4,
     ... )
     (2, -1)
     >>> dense[:2].tolist(), n_col[:2, 0].tolist(), w_col[:2, 1].tolist()
@@ -120,6 +127,7 @@ def upsert_accumulate(
     if start >= count:
         return m, -1
     record = positions.shape[0] != 0
+    trusted = exact and keyed(sparse)
     rows = np.uint64(dense.shape[0])
     last = np.uint64(count - 1)
     mask = np.uint64(candidates.shape[0] - 1)
@@ -138,15 +146,20 @@ def upsert_accumulate(
         found = np.uint64(lookup(sparse, ids[min(j, last)]))
         candidates[j & mask] = found
         c = found if found < np.uint64(m) else np.uint64(0)
-        prefetch(dense, c)
+        if not trusted:
+            prefetch(dense, c)
         prefetch_sum_rows(sums, c)
         x = ids[k]
-        p = confirm(dense, m, candidates[k & mask], x)
+        candidate = candidates[k & mask]
+        if trusted:
+            p = np.int64(candidate) if candidate < np.uint64(m) else np.int64(-1)
+        else:
+            p = np.int64(confirm(dense, m, candidate, x))
         fresh = False
         if p < 0:
             if np.uint64(m) == rows:
                 return m, np.int64(k)
-            p = claim(sparse, dense, m, x)
+            p = np.int64(claim(sparse, dense, m, x))
             if p < 0:
                 return m, np.int64(k)
             if p == m:

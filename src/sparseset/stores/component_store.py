@@ -719,6 +719,7 @@ class ComponentStore(Guarded):
         (ahead,) = kernels.ACCUMULATE_TUNING
         candidates = kernels.candidates_for(ahead)
         m, stop, members = state.n, 0, 0
+        rebuilt = False
         flats = {}
         for name, rows in values.items():
             flat = _elements(rows)
@@ -738,6 +739,7 @@ class ComponentStore(Guarded):
                 sums or _NO_SUMS,
                 positions,
                 stop,
+                rebuilt,
                 candidates,
                 ahead,
             )
@@ -751,7 +753,11 @@ class ComponentStore(Guarded):
                 members = m + kernels.distinct_estimate(arr, stop) * 33 // 32 + 1
             elif m >= members:
                 members = 2 * m
+            before = state.sparse
             engine.make_room(m, members, top)
+            # An index made anew holds dense[:m] alone: the kernel may trust
+            # it from here on where the kind keeps keys (a new counter's).
+            rebuilt = rebuilt or state.sparse is not before
 
     def _check_sums(
         self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]

@@ -53,6 +53,11 @@ PREFETCHES_SLOTS = True
 #: A lookup is a probe: looking ahead for the dense entries of coming ids
 #: costs more than the misses it hides.
 LOOKS_AHEAD = False
+#: A slot holds its id: a lookup answers a position only for an id stored
+#: in the table. Stale entries come only from ``clear`` and undone batches,
+#: so a table rebuilt from ``dense`` (:func:`move`) and written since by
+#: claims alone answers exactly the members' positions.
+KEYED = True
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
 NAME = "hash"
