@@ -234,6 +234,34 @@ def test_a_large_batch_counts_as_pandas_does(kind):
     assert counts["w"].tolist() == [w[k] for k in counts.ids.tolist()]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypatch):
+    """A new counter first grows for a few thousand keys: a long batch that
+    holds fewer never pays for the pass that estimates its distinct ids;
+    one that holds more is estimated once and counted the same."""
+    import sparseset.kernels as kernels_module
+
+    estimate = kernels_module.distinct_estimate
+    calls = []
+
+    def spy(ids, start):
+        calls.append(ids.shape[0] - start)
+        return estimate(ids, start)
+
+    monkeypatch.setattr(kernels_module, "distinct_estimate", spy)
+    rng = np.random.default_rng(7)
+    for distinct, estimated in ((50, False), (9_000, True)):
+        calls.clear()
+        keys = rng.choice(ID_RANGE[kind], distinct, replace=False)
+        ids = keys[rng.integers(0, distinct, 30_000)]
+        counts = SparseMap("i8", index=kind)
+        assert counts.add_at(ids, 1) == len(set(ids.tolist()))
+        assert bool(calls) == estimated
+        want = Counter(ids.tolist())
+        assert counts.ids.tolist() == list(dict.fromkeys(ids.tolist()))
+        assert counts.data.tolist() == [want[k] for k in counts.ids.tolist()]
+
+
 def test_values_read_from_the_column_itself_are_read_as_they_were():
     store = ComponentStore({"n": "i8"})
     store.add([1, 2, 3], n=[10, 20, 30])
