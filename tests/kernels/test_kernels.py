@@ -1286,15 +1286,18 @@ def test_tuning_arguments_change_no_answer(kind, tuning):
     room=st.integers(0, 8),
     ahead=st.sampled_from([0, 1, 2, 7, 32]),
     one_value=st.booleans(),
+    exact=st.booleans(),
 )
 def test_upsert_accumulate_stops_when_full_and_resumes(
-    kind, ids, room, ahead, one_value
+    kind, ids, room, ahead, one_value, exact
 ):
     """Against a dict: every occurrence adds its values to its id's row,
     new ids appended in first-seen order with zeroed rows; where ``dense``
     is full the kernel stops at the first id it cannot take, with
     everything before it counted, and a call from there finishes the job.
-    Columns and ``dense`` are exactly as long as needed (bounds-checked)."""
+    Columns and ``dense`` are exactly as long as needed (bounds-checked).
+    A new index holds no stale entry, so ``exact`` changes nothing (a flat
+    or paged one, holding garbage, is never trusted)."""
     arr = np.array(ids, np.int64)
     index = KINDS[kind].sized(61, 61)
     dense = np.empty(room, KINDS[kind].id_dtype)
@@ -1314,6 +1317,7 @@ def test_upsert_accumulate_stops_when_full_and_resumes(
             ((count, ones), (weight, w if not one_value else w[:1])),
             positions,
             stop,
+            exact,
             candidates,
             ahead,
         )

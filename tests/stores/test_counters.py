@@ -161,6 +161,33 @@ def test_a_counter_growing_mid_batch_counts_in_first_seen_order(kind, data):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+def test_keys_cleared_or_discarded_count_from_zero_again(kind, data):
+    """A hash table keeps the entries of keys gone by ``clear``: they are
+    never taken for members, in a batch that grows the counter (and
+    rebuilds its index) mid-way or in one that does not."""
+    pool = data.draw(
+        st.lists(st.integers(0, ID_RANGE[kind]), min_size=1, max_size=150, unique=True)
+    )
+    keys = st.sampled_from(pool)
+    first = data.draw(st.lists(keys, max_size=300))
+    counts = SparseMap("i8", index=kind)
+    counts.add_at(first, 1)
+    model = Counter(first)
+    if data.draw(st.booleans()):
+        counts.clear()
+        model = Counter()
+    else:
+        gone = data.draw(st.lists(keys, max_size=20))
+        counts.discard(gone)
+        for x in gone:
+            model.pop(x, None)
+    ids = data.draw(st.lists(keys, max_size=600))
+    assert counts.add_at(ids, 1) == len(set(ids) - set(model))
+    assert dict(counts.items()) == dict(model + Counter(ids))
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_bad_batch_changes_nothing_after_many_new_ids(kind):
     """The ids and the sums are checked before the first is counted: a bad
     id or an overflowing sum at a batch's end leaves the map as it was,
@@ -205,6 +232,34 @@ def test_a_large_batch_counts_as_pandas_does(kind):
         w[k][0] += 1.0
         w[k][1] += k % 4
     assert counts["w"].tolist() == [w[k] for k in counts.ids.tolist()]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypatch):
+    """A new counter first grows for a few thousand keys: a long batch that
+    holds fewer never pays for the pass that estimates its distinct ids;
+    one that holds more is estimated once and counted the same."""
+    import sparseset.kernels as kernels_module
+
+    estimate = kernels_module.distinct_estimate
+    calls = []
+
+    def spy(ids, start):
+        calls.append(ids.shape[0] - start)
+        return estimate(ids, start)
+
+    monkeypatch.setattr(kernels_module, "distinct_estimate", spy)
+    rng = np.random.default_rng(7)
+    for distinct, estimated in ((50, False), (9_000, True)):
+        calls.clear()
+        keys = rng.choice(ID_RANGE[kind], distinct, replace=False)
+        ids = keys[rng.integers(0, distinct, 30_000)]
+        counts = SparseMap("i8", index=kind)
+        assert counts.add_at(ids, 1) == len(set(ids.tolist()))
+        assert bool(calls) == estimated
+        want = Counter(ids.tolist())
+        assert counts.ids.tolist() == list(dict.fromkeys(ids.tolist()))
+        assert counts.data.tolist() == [want[k] for k in counts.ids.tolist()]
 
 
 def test_values_read_from_the_column_itself_are_read_as_they_were():

@@ -38,6 +38,12 @@ _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 _NO_ROWS = (np.empty((0, 0), np.uint8),)
 # upsert_accumulate likewise, for an add_at that names no column.
 _NO_SUMS = ((np.empty((0, 0), np.uint8), np.empty((1, 0), np.uint8)),)
+# The members a small counter first grows for in a long batch, before it
+# estimates the batch's distinct ids: a hash table for them fits the L1
+# cache, so one that suffices (a batch of few distinct ids) costs far less
+# than the estimate's pass over every id, and one that does not is rehashed
+# once, cheaply.
+_FIRST_ROOM = 1 << 12
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -710,7 +716,12 @@ class ComponentStore(Guarded):
         grows once for them: a counter's batch repeats its ids, so growing
         for every id left (as :meth:`SetEngine.insert` does for a set's)
         would make tables many times too large, and doubling would rehash
-        every member again. Past that estimate, doubling.
+        every member again. Past that estimate, doubling. A counter of
+        fewer than ``_FIRST_ROOM`` members first grows to that many
+        without estimating (a long batch of few distinct ids then never
+        pays for the estimate); if the batch needs more, the estimate then
+        counts the whole batch, whose distinct ids, with the members it
+        started with, bound what the counter will hold.
         """
         engine = self._engine
         state = self._state()
@@ -718,7 +729,9 @@ class ComponentStore(Guarded):
         positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
         (ahead,) = kernels.ACCUMULATE_TUNING
         candidates = kernels.candidates_for(ahead)
-        m, stop, members = state.n, 0, 0
+        start = m = state.n
+        stop = members = 0
+        rebuilt = guessed = False
         flats = {}
         for name, rows in values.items():
             flat = _elements(rows)
@@ -738,17 +751,34 @@ class ComponentStore(Guarded):
                 sums or _NO_SUMS,
                 positions,
                 stop,
+                rebuilt,
                 candidates,
                 ahead,
             )
             m, stop = int(done), int(stopped)
             if stop < 0:
                 return m, positions
-            if not members:
-                members = m + kernels.distinct_estimate(arr, stop) * 9 // 8 + 1
+            if not members and m < _FIRST_ROOM < arr.shape[0] - stop:
+                guessed = True
+                members = _FIRST_ROOM
+            elif not members or (guessed and m >= members):
+                guessed = False
+                # The whole batch past a first room: its distinct ids and
+                # the members before it bound the counter, where m plus the
+                # ids to come would count the room's ids twice.
+                base, first = (start, 0) if members else (m, stop)
+                # A margin of four of the estimate's standard errors: a
+                # wider one would double a hash table whose right size it
+                # only just fills (a million keys, say).
+                estimate = kernels.distinct_estimate(arr, first) * 33 // 32
+                members = max(m + 1, base + estimate + 1)
             elif m >= members:
                 members = 2 * m
+            before = state.sparse
             engine.make_room(m, members, top)
+            # An index made anew holds dense[:m] alone: the kernel may trust
+            # it from here on where the kind keeps keys (a new counter's).
+            rebuilt = rebuilt or state.sparse is not before
 
     def _check_sums(
         self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]

@@ -33,6 +33,9 @@ PREFETCHES_SLOTS = True
 #: A lookup is one load: cheap enough for an add loop to run ahead of
 #: itself to prefetch the dense entries of the coming ids too.
 LOOKS_AHEAD = True
+#: A slot holds a position only: garbage for an id never added, so only
+#: ``dense`` proves a member.
+KEYED = False
 
 
 @register_jitable

@@ -53,6 +53,11 @@ PREFETCHES_SLOTS = True
 #: A lookup is a probe: looking ahead for the dense entries of coming ids
 #: costs more than the misses it hides.
 LOOKS_AHEAD = False
+#: A slot holds its id: a lookup answers a position only for an id stored
+#: in the table. Stale entries come only from ``clear`` and undone batches,
+#: so a table rebuilt from ``dense`` (:func:`move`) and written since by
+#: claims alone answers exactly the members' positions.
+KEYED = True
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
 NAME = "hash"
@@ -72,6 +77,10 @@ MIN_SLOTS = 16
 WAYS = 4
 #: Byte alignment of a table this module allocates: a bucket per line.
 ALIGN = 64
+#: How many members ahead a rehash (:func:`move`) prefetches home buckets:
+#: enough misses in flight to cover a line's latency, few enough that the
+#: lines stay in L1 until their inserts.
+MOVE_AHEAD = 16
 
 
 class HashIndex(NamedTuple):
@@ -461,10 +470,18 @@ def move(index, grown, dense, n):
     """Fill ``grown`` (from :func:`room`) with the positions of ``dense[:n]``.
 
     Rebuilding from ``dense`` drops stale entries, so a table full of
-    garbage can come back the same size.
+    garbage can come back the same size. Each step prefetches the home
+    bucket of the member :data:`MOVE_AHEAD` places on: the members' buckets
+    are scattered over the new table, and one at a time each insert would
+    wait for its line.
     """
+    if n <= 0:
+        return
+    last = np.uint64(n - 1)
     for k in range(n):
-        x = dense[k]
+        u = np.uint64(k)
+        prefetch_slot(grown, dense[min(u + np.uint64(MOVE_AHEAD), last)])
+        x = dense[u]
         store(grown, locate(grown, x), x, k)
 
 

@@ -69,6 +69,7 @@ class KindModule(Protocol):
     # x); the others have no slot address to prefetch, so no such function.
     PREFETCHES_SLOTS: bool
     LOOKS_AHEAD: bool
+    KEYED: bool
 
     def erase(self, index: Any, x: Int) -> None: ...
     def room(self, index: Any, n: Int, members: Int, top: Int) -> Index: ...
@@ -375,6 +376,21 @@ def looks_ahead(index: Index) -> bool:
     return bool(kind_of(index).LOOKS_AHEAD)
 
 
+def keyed(index: Index) -> bool:
+    """Whether a slot holds its id (the kind's ``KEYED``): then an index
+    rebuilt from ``dense`` and written since only by claims answers a
+    member's position exactly, and a non-member's as NOWHERE, with no
+    check against ``dense``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> keyed(np.empty(4, np.uint32)), keyed(hashed.empty())
+    (False, True)
+    """
+    return bool(kind_of(index).KEYED)
+
+
 def prefetch_slot(index: Index, x: Int) -> None:
     """Start loading the slot of ``x``, where :func:`prefetches_slots`
     (a no-op elsewhere). A hint: it changes nothing and never faults.
@@ -490,6 +506,11 @@ def _prefetches_slots(index):
 @overload(looks_ahead, jit_options=OVERLOAD_NO_NRT)
 def _looks_ahead(index):
     return _flag(index, "LOOKS_AHEAD")
+
+
+@overload(keyed, jit_options=OVERLOAD_NO_NRT)
+def _keyed(index):
+    return _flag(index, "KEYED")
 
 
 @overload(prefetch_slot, jit_options=OVERLOAD_NO_NRT)

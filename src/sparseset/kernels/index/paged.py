@@ -74,6 +74,8 @@ MAX_CAPACITY = MAX_MEMBERS
 #: neither prefetch slots ahead nor look ahead for dense entries.
 PREFETCHES_SLOTS = False
 LOOKS_AHEAD = False
+#: A leaf's slots hold positions only (garbage for ids never added).
+KEYED = False
 #: Bits of an id per directory level, and per leaf.
 PAGE_BITS = 12
 #: Slots of a full leaf (a page), and entries of a full directory node.
