@@ -21,7 +21,7 @@ from .checkpoints import Checkpoint
 from .engine import INT64_END, SetEngine
 from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
-from .locking import Guarded, atomic, exclusive, guard_of, holds_lock_free
+from .locking import Guard, Guarded, atomic, exclusive, holds_lock_free
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -41,15 +41,37 @@ def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A binary operator of set algebra (``op`` of
-    :mod:`sparseset.kernels.algebra`): one kernel call for two small flat
-    sets (:meth:`SparseSet._combined`), else the ``named`` method; for
-    other sets the named method, and ``NotImplemented`` for anything else.
-    Commutative operations serve as their reflected forms as they are."""
+    :mod:`sparseset.kernels.algebra`): for two SparseSets, holding both
+    sets' locks, one kernel call for two small flat sets
+    (:meth:`SetEngine.combined`) or member bitmaps for two large flat ones
+    (:meth:`SetEngine.bitwise`); else the ``named`` method (which takes the
+    locks itself), for other sets too, and ``NotImplemented`` for anything
+    else. Commutative operations serve as their reflected forms as they are.
+    """
 
     def operator(self: Any, other: Any) -> Any:
         if type(other) is type(self) or isinstance(other, SparseSet):
-            out = self._combined(other, op)
-            return named(self, other) if out is None else out
+            # One function, no helper's frame: for two small sets the
+            # operator is all overhead.
+            first, second = self._guard.lock, other._guard.lock
+            if id(first) > id(second):  # one global order: no deadlock
+                first, second = second, first
+            first.acquire()
+            second.acquire()
+            try:
+                engine = self._engine.combined(other._engine, op)
+                if engine is None:
+                    engine = self._engine.bitwise(other._engine, op)
+            finally:
+                second.release()
+                first.release()
+            if engine is None:
+                return named(self, other)
+            # Guarded.__new__'s work, without its frame.
+            out = object.__new__(type(self))
+            out._guard = Guard()
+            out._engine = engine
+            return out
         return named(self, other) if isinstance(other, AbstractSet) else NotImplemented
 
     return operator
@@ -70,7 +92,7 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
 @atomic(
     unlocked=(
         # The one-id calls, and the operators of set algebra, which lock
-        # both operands in _combined or call a locked named method.
+        # both operands themselves or call a locked named method.
         *("__contains__", "__len__", "add", "contains", "discard", "remove"),
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__"),
         *("__xor__", "__rxor__"),
@@ -820,30 +842,6 @@ class SparseSet(MutableSet[int], Guarded):
     __sub__ = _combining(SUB, lambda s, o: s.difference(o))
     __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
     __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
-
-    def _combined(self, other: SparseSet, op: int) -> SparseSet | None:
-        """``self op other`` in one kernel call (two small flat sets) or on
-        member bitmaps (two large flat sets), holding both sets' locks; or
-        None where :meth:`SetEngine.combined` and :meth:`SetEngine.bitwise`
-        leave it to the general path (the named methods, which take the
-        locks themselves)."""
-        first, second = self._guard.lock, guard_of(other).lock
-        if id(first) > id(second):  # one global order: no deadlock
-            first, second = second, first
-        first.acquire()
-        second.acquire()
-        try:
-            engine = self._engine.combined(other._engine, op)
-            if engine is None:
-                engine = self._engine.bitwise(other._engine, op)
-        finally:
-            second.release()
-            first.release()
-        if engine is None:
-            return None
-        out = type(self).__new__(type(self))
-        out._engine = engine
-        return out
 
     # The comparisons hold the locks (atomic wraps them) and go straight to
     # _le for two SparseSets, not through the named methods' locks again.
