@@ -691,14 +691,15 @@ class SetEngine:
         [2, 3]
         """
         a, b = self.state, other.state
-        # A pending index (another small result) is built here: the kernel
-        # probes both operands' indexes.
-        if type(a) is PendingIndex:
-            a.build()
-        if type(b) is PendingIndex:
-            b.build()
         if type(a) is not SetState or type(b) is not SetState:
-            return None
+            # A pending index (another small result) is built here: the
+            # kernel probes both operands' indexes.
+            if type(a) is PendingIndex:
+                a.build()
+            if type(b) is PendingIndex:
+                b.build()
+            if type(a) is not SetState or type(b) is not SetState:
+                return None
         a_n, b_n = a.n, b.n
         if (
             a.flat_sparse is None
@@ -710,18 +711,25 @@ class SetEngine:
         # The slots behind the properties: this path is all overhead.
         a_sparse, b_sparse = a._sparse, b._sparse
         capacity = len(a_sparse)
-        members = a_n
         if op == AND:
-            members = min(a_n, b_n)
-        elif op != SUB:
+            members = a_n if a_n < b_n else b_n
+        elif op == SUB:
+            members = a_n
+        else:
             # The result spans the ids of both, as a union's must.
-            capacity = max(capacity, len(b_sparse))
-            members += b_n
+            b_capacity = len(b_sparse)
+            if b_capacity > capacity:
+                capacity = b_capacity
+            members = a_n + b_n
         # Allocated here, not in the kernel: numba's boxing of an array it
         # made costs more than numpy's allocation.
         dense = np.empty(members, _FLAT_IDS)
-        args = (op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
-        n = (_flat_combine or _looked_up_combine(args))(*args)
+        call = _flat_combine
+        if call is None:
+            call = _looked_up_combine(
+                (op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
+            )
+        n = call(op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
         return SetEngine(self.kind, PendingIndex(capacity, dense, n))
 
     def member_bits(self, build: bool = True) -> np.ndarray | None:
