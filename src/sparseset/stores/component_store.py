@@ -897,7 +897,15 @@ class ComponentStore(Guarded):
                     index_of = self._key_map.index_of
                     key = x if index_of is None else index_of(x)
                     state = self._engine.state
-                    p = state.index_key(key) if key >= 0 else -1
+                    sparse = state.flat_sparse
+                    if sparse is None:
+                        p = state.index_key(key) if key >= 0 else -1
+                    else:  # SetState.index_key on a flat index, inline
+                        p = -1
+                        if 0 <= key < len(sparse):
+                            q = sparse[key]
+                            if q < state.n and state.flat_dense[q] == key:
+                                p = q
                     if p < 0:
                         self._set_one(x, ids, columns, row)
                     attributes = self._attributes
@@ -992,7 +1000,15 @@ class ComponentStore(Guarded):
                 if key < 0:
                     key = self._key_map.key_of(x)  # raises, saying why
                 state = self._engine.state
-                p = state.index_key(key)
+                sparse = state.flat_sparse
+                if sparse is None:
+                    p = state.index_key(key)
+                else:  # SetState.index_key on a flat index, inline
+                    p = -1
+                    if key < len(sparse):
+                        q = sparse[key]
+                        if q < state.n and state.flat_dense[q] == key:
+                            p = q
                 if p >= 0:
                     row = {}
                     for name, column in self._attributes.items():
