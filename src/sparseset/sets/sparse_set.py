@@ -437,43 +437,38 @@ class SparseSet(MutableSet[int], Guarded):
         >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
         (2, 0, [5, 2])
         """
-        if type(ids) is int and ids >= 0:
-            # One plain int on a flat index: SetState.add, inline (its frame
-            # is a fifth of the call), in its order: dense, the index, then
-            # n, under the lock alone (see .locking).
-            lock = self._guard.lock
-            lock.acquire()
-            try:
-                state = self._engine.state
-                sparse = state.flat_sparse
-                if sparse is not None and ids < len(sparse):
-                    dense = state.flat_dense
-                    n = state.n
-                    p = sparse[ids]
-                    if p < n and dense[p] == ids:
-                        return 0
-                    if n < len(dense):
-                        dense[n] = ids
-                        sparse[ids] = n
-                        state.n = n + 1
-                        state.epoch += 1
-                        return 1
-            finally:
-                lock.release()
-        engine = self._engine
         # One id, a Python int or a numpy one: the plain int's test first.
         x = ids if type(ids) is int else scalar_id(ids)
-        if 0 <= x < engine.kind.limit:
+        if x >= 0:
             # One step on the state, then n: the lock alone keeps it atomic
             # (see .locking).
             lock = self._guard.lock
             lock.acquire()
             try:
-                added = engine.state.add(x)
+                state = self._engine.state
+                sparse = state.flat_sparse
+                if sparse is not None:
+                    if x < len(sparse):
+                        # SetState.add on a flat index, inline (its frame is
+                        # a fifth of the call), in its order: dense, the
+                        # index, then n.
+                        dense = state.flat_dense
+                        n = state.n
+                        p = sparse[x]
+                        if p < n and dense[p] == x:
+                            return 0
+                        if n < len(dense):
+                            dense[n] = x
+                            sparse[x] = n
+                            state.n = n + 1
+                            state.epoch += 1
+                            return 1
+                elif x < self._engine.kind.limit:
+                    added = state.add(x)
+                    if added >= 0:
+                        return 1 if added else 0  # a twin answers a bool
             finally:
                 lock.release()
-            if added >= 0:
-                return 1 if added else 0  # a twin answers a bool
         return self._add(ids)
 
     @exclusive
@@ -735,24 +730,29 @@ class SparseSet(MutableSet[int], Guarded):
     def __contains__(self, x: object) -> bool:
         # As for set: any hashable x gets an answer, and only an id can be
         # a member. Read with no lock, the answer kept if no writer
-        # overlapped (see .locking): a plain int on a flat index inline
-        # (holds_lock_free's and contains_key's frames are half the call),
-        # anything else through holds_lock_free.
+        # overlapped (see .locking): a plain int here, on a flat index
+        # inline (holds_lock_free's and contains_key's frames are half the
+        # call), anything else through holds_lock_free.
         guard = self._guard
-        if type(x) is int and x >= 0:
+        if type(x) is int and 0 <= x < INT64_END:
             version = guard.version
-            state = self._engine.state
-            sparse = state.flat_sparse  # None for other kinds and twins
-            if sparse is not None and not guard.writing:
-                found = (
-                    x < len(sparse)
-                    and (p := sparse[x]) < state.n
-                    and state.flat_dense[p] == x
-                )
+            if not guard.writing:
+                state = self._engine.state
+                sparse = state.flat_sparse  # None for other kinds and twins
+                found: bool
+                if sparse is None:
+                    found = state.contains_key(x)
+                else:
+                    found = (
+                        x < len(sparse)
+                        and (p := sparse[x]) < state.n
+                        and state.flat_dense[p] == x
+                    )
                 if guard.version == version and not guard.writing:
                     return found
-        found = holds_lock_free(guard, self._engine, x)
-        return self._holds(x) if found is None else found
+            return self._holds(x)
+        answer = holds_lock_free(guard, self._engine, x)
+        return self._holds(x) if answer is None else answer
 
     @exclusive
     def _holds(self, x: object) -> bool:

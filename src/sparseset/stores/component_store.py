@@ -116,7 +116,8 @@ def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
 def _plain_spec(
     dtype: np.dtype[Any], shape: tuple[int, ...]
 ) -> tuple[bool, str, int, int, int, tuple[np.dtype[Any], tuple[int, ...]]]:
-    """What :meth:`ComponentStore._plain_row` asks of a column's value:
+    """What :meth:`ComponentStore.set` asks of a column's value for its
+    one-id path:
     ``(one, kind, low, high, row_length, exact)``. ``one``: a column of one
     value a row, whose dtype ``kind`` takes Python ints in ``[low, high]``
     (none if ``low > high``); ``row_length``: the length of a tuple or list
@@ -232,7 +233,7 @@ class ComponentStore(Guarded):
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
-        #: Column name -> what _plain_row asks of a value, worked out once.
+        #: Column name -> what set asks of a value, worked out once.
         self._plain_specs = {
             name: _plain_spec(dtype, shape)
             for name, (dtype, shape) in self._schema.items()
@@ -546,38 +547,6 @@ class ComponentStore(Guarded):
             prepared[name] = np.ascontiguousarray(array, dtype=dtype)
         return prepared
 
-    def _plain_row(self, columns: dict[str, Any]) -> dict[str, Any] | None:
-        """``columns`` as one row, where every value is one numpy would
-        store exactly as :meth:`_prepare` does, with nothing to convert
-        first; None where any needs :meth:`_prepare`'s checks.
-
-        Plain values: a Python float or an int64-range int for a float
-        column, an int that fits an integer column, a bool for a bool
-        column; a tuple or list of floats the length of a float column's
-        row; an array of the column's dtype and row shape.
-        """
-        specs = self._plain_specs
-        for name, value in columns.items():
-            spec = specs.get(name)
-            if spec is None:
-                return None
-            one, kind, low, high, row_length, exact = spec
-            of = type(value)
-            if one:
-                if of is float:
-                    plain = kind == "f"
-                elif of is int:
-                    plain = low <= value <= high
-                else:
-                    plain = of is bool and kind == "b"
-            elif of is tuple or of is list:
-                plain = len(value) == row_length and _FLOAT.issuperset(map(type, value))
-            else:
-                plain = of is np.ndarray and (value.dtype, value.shape) == exact
-            if not plain:
-                return None
-        return columns
-
     def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
         for name, array in values.items():
             column = self._column(name)
@@ -881,12 +850,43 @@ class ComponentStore(Guarded):
             else scalar_id(ids)
         )
         if 0 <= x < INT64_END:
-            row = self._plain_row(columns)
-            if row is not None:
-                # One id and plain values (no container among them, whose
-                # lock exclusive() would take too): the row is written in
-                # place under this store's guard, as exclusive() holds it,
-                # without its look through the arguments.
+            # One id and plain values, where every value is one numpy would
+            # store exactly as _prepare does, with nothing to convert first
+            # (and no container among them, whose lock exclusive() would
+            # take too): the row is written in place under this store's
+            # guard, as exclusive() holds it, without its look through the
+            # arguments. Plain values: a Python float or an int64-range int
+            # for a float column, an int that fits an integer column, a
+            # bool for a bool column; a tuple or list of floats the length
+            # of a float column's row; an array of the column's dtype and
+            # row shape (see _plain_spec). The test is inline: a method's
+            # frame would cost a twentieth of the call.
+            specs = self._plain_specs
+            plain = True
+            for name, value in columns.items():
+                spec = specs.get(name)
+                if spec is None:
+                    plain = False
+                    break
+                one, kind, low, high, row_length, exact = spec
+                of = type(value)
+                if one:
+                    if of is float:
+                        plain = kind == "f"
+                    elif of is int:
+                        plain = low <= value <= high
+                    else:
+                        plain = of is bool and kind == "b"
+                elif of is tuple or of is list:
+                    plain = len(value) == row_length and _FLOAT.issuperset(
+                        map(type, value)
+                    )
+                else:
+                    plain = of is np.ndarray and (value.dtype, value.shape) == exact
+                if not plain:
+                    break
+            if plain:
+                row = columns
                 guard = self._guard
                 lock = guard.lock
                 lock.acquire()
@@ -935,7 +935,7 @@ class ComponentStore(Guarded):
     ) -> None:
         """Write the row of one id ``x`` (a non-negative int; ``ids`` is what
         the caller passed, for the message) in place: ``row``, plain values
-        (see :meth:`_plain_row`), or else ``columns``, validated as a
+        (see :meth:`set`), or else ``columns``, validated as a
         batch's are, after the id is found. The caller holds the guard."""
         state = self._engine.state
         p = state.index_key(self._key_map.key_of(x))
