@@ -127,7 +127,10 @@ def test_pending_states_build_once_under_threads():
 
 def test_sparse_or_small_sets_take_the_other_paths():
     small = SparseSet.from_ids(range(10))
-    assert stage(small & small) == "SetState"
+    # One kernel call: the members, and the index when first needed.
+    out = small & small
+    assert stage(out) == "PendingIndex"
+    assert 9 in out and 10 not in out and stage(out) == "SetState"
     # A few members in a huge id space: the bitmaps would not pay.
     spread = SparseSet.from_ids(np.arange(SMALL_ALGEBRA + 1) * 1_000_000)
     assert stage(spread | spread) == "SetState"

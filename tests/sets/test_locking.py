@@ -31,7 +31,7 @@ HAND_GUARDED = {
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__", "__xor__"),
         "__rxor__",
     },
-    ComponentStore: {"__contains__", "__len__", "contains", "get"},
+    ComponentStore: {"__contains__", "__len__", "contains", "get", "set"},
     SparseMap: {"__contains__", "__getitem__", "__len__"},
     World: {"__getitem__", "__len__", "get", "has"},
     SetArray: {"__len__"},
@@ -121,6 +121,8 @@ def test_an_optimistic_read_overlapped_by_a_writer_is_read_again():
     reads = []
 
     class Overlapped:
+        flat_sparse = None  # not a flat SetState: read through contains_key
+
         def contains_key(self, key):
             reads.append(key)
             if len(reads) == 1:
@@ -140,6 +142,36 @@ def test_an_optimistic_read_overlapped_by_a_writer_is_read_again():
         s._engine.state = state
 
 
+def test_an_inline_flat_read_overlapped_by_a_writer_is_read_again():
+    """``x in s`` reads a flat index inline; a writer overlapping that read
+    (simulated: the version moves while the index is read, and the slot
+    read is garbage) makes it read again under the lock."""
+    s = SparseSet.from_ids([5, 9])
+    guard = guard_of(s)
+    state = s._engine.state
+    index = state.flat_sparse
+    reads = []
+
+    class Overlapped:
+        def __len__(self):
+            return len(index)
+
+        def __getitem__(self, x):
+            reads.append(x)
+            if len(reads) == 1:
+                guard.version += 1  # a writer finished meanwhile
+                return 10**6  # a torn slot: 5 would look absent
+            return index[x]
+
+    state.flat_sparse = Overlapped()
+    try:
+        assert 5 in s
+        assert reads == [5, 5]
+    finally:
+        state.flat_sparse = index
+    assert 5 in s and 7 not in s
+
+
 def test_without_a_gil_every_read_takes_the_lock(monkeypatch):
     """On a free-threaded interpreter the optimistic reads are off: a guard
     is born with a writer that never leaves."""
@@ -150,6 +182,8 @@ def test_without_a_gil_every_read_takes_the_lock(monkeypatch):
     held = []
 
     class Spy:
+        flat_sparse = None  # not a flat SetState: read through contains_key
+
         def contains_key(self, key):
             held.append(guard.lock._is_owned())
             return state.contains_key(key)

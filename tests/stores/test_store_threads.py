@@ -80,6 +80,59 @@ def test_adds_removals_sets_and_reads_on_disjoint_ids_match_the_serial_run(kind)
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_one_id_sets_of_two_columns_are_never_read_half_written(kind):
+    """One-id ``set`` of plain values (written under the guard by hand, not
+    through exclusive()) changes both columns of a row at once: readers of
+    the same rows, lock-free ``get`` included, never see one column new and
+    the other old, while another thread adds and removes other ids (rows
+    move, the store grows)."""
+    for run in range(RUNS):
+        store = ComponentStore({"v": "f8", "w": ("f8", 2)}, index=kind)
+        watched = list(range(100, 120))
+        store.add(watched, v=0.0, w=0.0)
+        values = np.random.default_rng(run).uniform(0, 1, 3000).tolist()
+        wrong = []
+
+        def writer(store, watched, values):
+            def body():
+                for k, value in enumerate(values):
+                    x = watched[k % len(watched)]
+                    handle = np.int64(x) if k % 2 else x
+                    store.set(handle, v=value, w=(value, value))
+
+            return body
+
+        def reader(store, watched, wrong):
+            def body():
+                for _ in range(150):
+                    for x in watched:
+                        row = store.get(x)
+                        if not row["v"] == row["w"][0] == row["w"][1]:
+                            wrong.append((x, row))
+
+            return body
+
+        def churn(store):
+            def body():
+                for k in range(300):
+                    ids = np.arange(1000 + 16 * k, 1016 + 16 * k)
+                    store.add(ids, v=1.0, w=1.0)
+                    store.discard(ids[::2])
+
+            return body
+
+        run_threads(
+            [
+                writer(store, watched, values),
+                reader(store, watched, wrong),
+                churn(store),
+            ]
+        )
+        assert wrong == []
+        assert store.contains(watched).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_map_writes_and_reads_on_disjoint_keys_match_the_serial_run(kind):
     workers = 4
     for run in range(RUNS):

@@ -93,6 +93,10 @@ class Twin(StateProxy):
     [1, 2]
     """
 
+    #: A SetState's memoryview of a flat index, which the containers' one-id
+    #: paths read in Python; a twin has none (they call its methods).
+    flat_sparse = None
+
     def __getattr__(self, name: str) -> Any:
         fields = self._field_names()
         if COLUMN_PREFIX + name in fields:

@@ -68,14 +68,16 @@ AND, OR, SUB, XOR = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def combine(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out_sparse, out_dense):
+def combine(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out):
     """``a op b`` (one of :data:`AND`, :data:`OR`, :data:`SUB`, :data:`XOR`)
-    appended to an empty out set; returns its member count.
+    written to ``out[:count]``; returns ``count``.
 
-    ``out_dense`` must have room for every member of the result, and the
-    out index must be empty. Returns -1 where the out index cannot take a
-    member (past its range or capacity): the caller grows it and runs the
-    operation the general way. An intersection walks the smaller operand.
+    ``out`` must have room for every member of the result (``a & b``: the
+    smaller operand's size; ``a - b``: ``a``'s; ``|`` and ``^``: both).
+    Each operand's members are distinct, so the result needs no index of
+    its own to stay distinct: the caller builds it when first needed
+    (:class:`~sparseset.sets.engine.PendingIndex`), and ``out`` is the
+    one array a call needs. An intersection walks the smaller operand.
 
     Examples
     --------
@@ -86,33 +88,29 @@ def combine(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out_sparse, out_
     >>> a_n = b_n = 0
     >>> for x in (1, 5, 9): a_n = push(a_sp, a_de, a_n, x)
     >>> for x in (5, 9, 12): b_n = push(b_sp, b_de, b_n, x)
-    >>> out_sp, out_de = np.empty(16, np.uint32), np.empty(6, np.int32)
-    >>> m = combine(XOR, a_sp, a_de, a_n, b_sp, b_de, b_n, out_sp, out_de)
-    >>> out_de[:m].tolist()
+    >>> out = np.empty(6, np.int32)
+    >>> m = combine(XOR, a_sp, a_de, a_n, b_sp, b_de, b_n, out)
+    >>> out[:m].tolist()
     [1, 12]
     """
-    out_n = 0
     if op == AND and b_n < a_n:
         # Walk the smaller set: b & a has the same members.
         a_sparse, b_sparse = b_sparse, a_sparse
         a_dense, b_dense = b_dense, a_dense
         a_n, b_n = b_n, a_n
+    out_n = 0
     for k in range(a_n):
         x = a_dense[np.uint64(k)]
         if op != OR and (find(b_sparse, b_dense, b_n, x) >= 0) != (op == AND):
             continue
-        pushed = push(out_sparse, out_dense, out_n, x)
-        if pushed == out_n:
-            return -1
-        out_n = pushed
+        out[np.uint64(out_n)] = x
+        out_n += 1
     if op in (OR, XOR):
         for k in range(b_n):
             x = b_dense[np.uint64(k)]
             if find(a_sparse, a_dense, a_n, x) < 0:
-                pushed = push(out_sparse, out_dense, out_n, x)
-                if pushed == out_n:
-                    return -1
-                out_n = pushed
+                out[np.uint64(out_n)] = x
+                out_n += 1
     return out_n
 
 

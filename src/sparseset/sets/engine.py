@@ -23,6 +23,7 @@ engine nor a container asks which one it holds. The containers call
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,8 @@ from ..kernels.algebra import (
     mark_members,
     marked_ids,
 )
+from ..kernels.direct import entry_point
+from ..kernels.marks import NO_MARKS
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import (
     as_ids,
@@ -51,6 +54,22 @@ from .pool import share_out, shared
 
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
+
+#: :func:`~sparseset.kernels.algebra.combine`'s entry point for two flat
+#: sets, looked up on the first call (see :mod:`sparseset.kernels.direct`):
+#: a flat state's arrays always have the same types (a ``uint32`` index and
+#: ``int32`` members, 1-D, C-contiguous, writeable, made by numpy or a
+#: kernel), so one entry point takes every pair of them.
+_flat_combine: Callable[..., int] | None = None
+#: A flat set's member dtype.
+_FLAT_IDS = kernels.flat.ID_DTYPE
+
+
+def _looked_up_combine(args: tuple[Any, ...]) -> Callable[..., Any]:
+    """:data:`_flat_combine`, looked up for ``args`` (two flat states')."""
+    global _flat_combine
+    _flat_combine = entry_point(combine, args)
+    return _flat_combine
 
 
 class SetState:
@@ -90,6 +109,7 @@ class SetState:
         "n",
         "owner",
         "parts",
+        "pending",
         "stamp",
     )
 
@@ -110,7 +130,7 @@ class SetState:
         self.flat_dense = dense.data
         self.n = n
         self.epoch = 0
-        self.marks = kernels.marks.NO_MARKS
+        self.marks = NO_MARKS
         self.depth = 0
         self.stamp = 0
         self.owner = next_owner()
@@ -218,6 +238,9 @@ class SetState:
 
 
 _BUILDING = threading.Lock()
+#: SetState's slot descriptors, which a pending state's build writes
+#: through (its own class shadows them with properties).
+_SLOTS = {name: SetState.__dict__[name] for name in SetState.__slots__}
 
 
 def _built_first(name: str, build: str) -> Any:
@@ -257,39 +280,59 @@ class PendingIndex(SetState):
     __slots__ = ()
 
     def __init__(self, capacity: int, dense: np.ndarray | None, n: int) -> None:
-        # Every slot but the index's three (_sparse, parts, flat_sparse),
-        # and the members' two (_dense, flat_dense) while dense is None.
+        # The members, their count, the epoch (a kept bitmap's validity) and
+        # the index's capacity; the other slots are set by build(), read
+        # before it through properties that build first. A small set's
+        # algebra makes one of these per result: each slot set costs.
         if dense is not None:
             self._dense = dense
-            self.flat_dense = dense.data
         self.n = n
         self.epoch = 0
-        self.marks = kernels.marks.NO_MARKS
-        self.depth = 0
-        self.stamp = 0
-        self.owner = next_owner()
-        self.__dict__["pending_capacity"] = capacity
+        # A slot, not the instance dict: the dict would be one more object.
+        self.pending = capacity
 
     @property
     def pending_capacity(self) -> int:
         """The capacity the index will have."""
-        capacity: int = self.__dict__["pending_capacity"]
+        capacity: int = self.pending
         return capacity
 
     def build(self) -> None:
         """Build the index and become a :class:`SetState`."""
         with _BUILDING:  # lock-free readers may get here together
             if type(self) is PendingIndex:
-                index = kernels.flat.empty(self.__dict__.pop("pending_capacity"))
-                kernels.reindex(index, self._dense, 0, self.n)
+                dense = self._dense
+                index = kernels.flat.empty(self.pending)
+                kernels.reindex(index, dense, 0, self.n)
+                # Every slot SetState.__init__ sets and __init__ above did
+                # not, through SetState's own descriptors (this class's
+                # properties would build again), then the class, in one
+                # step: a lock-free reader sees a pending state or a whole
+                # SetState, never one with a slot unset.
+                for name, value in (
+                    ("_sparse", index),
+                    ("parts", kernels.kinds.parts_of(index)),
+                    ("flat_sparse", index.data),
+                    ("flat_dense", dense.data),
+                    ("marks", NO_MARKS),
+                    ("depth", 0),
+                    ("stamp", 0),
+                    ("owner", next_owner()),
+                ):
+                    _SLOTS[name].__set__(self, value)
                 self.__class__ = SetState  # type: ignore[assignment]
-                self.sparse = index
 
-    # The index's slots, read or written: the index is built first.
+    # The index's slots, read or written: the index is built first; so are
+    # the checkpoint stack's, read by checkpoints and inserts only.
     sparse = _built_first("sparse", "build")
     _sparse = _built_first("_sparse", "build")
     parts = _built_first("parts", "build")
     flat_sparse = _built_first("flat_sparse", "build")
+    flat_dense = _built_first("flat_dense", "build")
+    marks = _built_first("marks", "build")
+    depth = _built_first("depth", "build")
+    stamp = _built_first("stamp", "build")
+    owner = _built_first("owner", "build")
 
 
 class PendingMembers(PendingIndex):
@@ -323,14 +366,13 @@ class PendingMembers(PendingIndex):
                 bits = self.__dict__.pop("pending_bits")
                 dense = np.empty(self.n + 3, np.int32)  # marked_ids's slack
                 marked_ids(bits, dense)
+                # The slot first, then the class (see PendingIndex.build).
+                _SLOTS["_dense"].__set__(self, dense)
                 self.__class__ = PendingIndex  # type: ignore[assignment]
-                self._dense = dense
-                self.flat_dense = dense.data
 
     # The members' slots, read or written: the members are made first.
     _dense = _built_first("_dense", "build_members")
     dense = _built_first("dense", "build_members")
-    flat_dense = _built_first("flat_dense", "build_members")
 
 
 def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> int:
@@ -635,7 +677,8 @@ class SetEngine:
         as a new engine, made in one kernel call; or None, for the general
         path, unless both are flat sets of at most
         :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python (not
-        twins). The result's index spans this set's ids, and for ``|`` and
+        twins). The result's index, built when first needed
+        (:class:`PendingIndex`), spans this set's ids, and for ``|`` and
         ``^`` the other's too, as the general path's does.
 
         Examples
@@ -649,7 +692,14 @@ class SetEngine:
         """
         a, b = self.state, other.state
         if type(a) is not SetState or type(b) is not SetState:
-            return None
+            # A pending index (another small result) is built here: the
+            # kernel probes both operands' indexes.
+            if type(a) is PendingIndex:
+                a.build()
+            if type(b) is PendingIndex:
+                b.build()
+            if type(a) is not SetState or type(b) is not SetState:
+                return None
         a_n, b_n = a.n, b.n
         if (
             a.flat_sparse is None
@@ -659,21 +709,28 @@ class SetEngine:
         ):
             return None
         # The slots behind the properties: this path is all overhead.
-        a_sparse, b_sparse, a_dense = a._sparse, b._sparse, a._dense
+        a_sparse, b_sparse = a._sparse, b._sparse
         capacity = len(a_sparse)
-        members = a_n
         if op == AND:
-            members = min(a_n, b_n)
-        elif op != SUB:
+            members = a_n if a_n < b_n else b_n
+        elif op == SUB:
+            members = a_n
+        else:
             # The result spans the ids of both, as a union's must.
-            capacity = max(capacity, len(b_sparse))
-            members += b_n
-        index = np.empty(capacity, a_sparse.dtype)
-        dense = np.empty(members, a_dense.dtype)
-        n = combine(op, a_sparse, a_dense, a_n, b_sparse, b._dense, b_n, index, dense)
-        if n < 0:
-            return None
-        return SetEngine(self.kind, SetState(index, dense, n))
+            b_capacity = len(b_sparse)
+            if b_capacity > capacity:
+                capacity = b_capacity
+            members = a_n + b_n
+        # Allocated here, not in the kernel: numba's boxing of an array it
+        # made costs more than numpy's allocation.
+        dense = np.empty(members, _FLAT_IDS)
+        call = _flat_combine
+        if call is None:
+            call = _looked_up_combine(
+                (op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
+            )
+        n = call(op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
+        return SetEngine(self.kind, PendingIndex(capacity, dense, n))
 
     def member_bits(self, build: bool = True) -> np.ndarray | None:
         """The members as a bitmap (bit ``x`` of word ``x // 64``), kept

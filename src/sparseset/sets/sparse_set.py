@@ -21,7 +21,7 @@ from .checkpoints import Checkpoint
 from .engine import INT64_END, SetEngine
 from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
-from .locking import Guarded, atomic, exclusive, guard_of, holds_lock_free
+from .locking import Guard, Guarded, atomic, exclusive, holds_lock_free
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
@@ -41,15 +41,41 @@ def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
 
 def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A binary operator of set algebra (``op`` of
-    :mod:`sparseset.kernels.algebra`): one kernel call for two small flat
-    sets (:meth:`SparseSet._combined`), else the ``named`` method; for
-    other sets the named method, and ``NotImplemented`` for anything else.
-    Commutative operations serve as their reflected forms as they are."""
+    :mod:`sparseset.kernels.algebra`): for two SparseSets, holding both
+    sets' locks, one kernel call for two small flat sets
+    (:meth:`SetEngine.combined`) or member bitmaps for two large flat ones
+    (:meth:`SetEngine.bitwise`); else the ``named`` method (which takes the
+    locks itself), for other sets too, and ``NotImplemented`` for anything
+    else. Commutative operations serve as their reflected forms as they are.
+    """
 
     def operator(self: Any, other: Any) -> Any:
         if type(other) is type(self) or isinstance(other, SparseSet):
-            out = self._combined(other, op)
-            return named(self, other) if out is None else out
+            # One function, no helper's frame: for two small sets the
+            # operator is all overhead.
+            first, second = self._guard.lock, other._guard.lock
+            first.acquire()
+            if not second.acquire(False):
+                # Taken: wait for it only in one global order (no deadlock).
+                first.release()
+                if id(first) > id(second):
+                    first, second = second, first
+                first.acquire()
+                second.acquire()
+            try:
+                engine = self._engine.combined(other._engine, op)
+                if engine is None:
+                    engine = self._engine.bitwise(other._engine, op)
+            finally:
+                second.release()
+                first.release()
+            if engine is None:
+                return named(self, other)
+            # Guarded.__new__'s work, without its frame.
+            out = object.__new__(type(self))
+            out._guard = Guard()
+            out._engine = engine
+            return out
         return named(self, other) if isinstance(other, AbstractSet) else NotImplemented
 
     return operator
@@ -70,7 +96,7 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
 @atomic(
     unlocked=(
         # The one-id calls, and the operators of set algebra, which lock
-        # both operands in _combined or call a locked named method.
+        # both operands themselves or call a locked named method.
         *("__contains__", "__len__", "add", "contains", "discard", "remove"),
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__"),
         *("__xor__", "__rxor__"),
@@ -411,20 +437,38 @@ class SparseSet(MutableSet[int], Guarded):
         >>> s.add([5, 2, 5]), s.add(2), s.ids.tolist()
         (2, 0, [5, 2])
         """
-        engine = self._engine
         # One id, a Python int or a numpy one: the plain int's test first.
         x = ids if type(ids) is int else scalar_id(ids)
-        if 0 <= x < engine.kind.limit:
+        if x >= 0:
             # One step on the state, then n: the lock alone keeps it atomic
             # (see .locking).
             lock = self._guard.lock
             lock.acquire()
             try:
-                added = engine.state.add(x)
+                state = self._engine.state
+                sparse = state.flat_sparse
+                if sparse is not None:
+                    if x < len(sparse):
+                        # SetState.add on a flat index, inline (its frame is
+                        # a fifth of the call), in its order: dense, the
+                        # index, then n.
+                        dense = state.flat_dense
+                        n = state.n
+                        p = sparse[x]
+                        if p < n and dense[p] == x:
+                            return 0
+                        if n < len(dense):
+                            dense[n] = x
+                            sparse[x] = n
+                            state.n = n + 1
+                            state.epoch += 1
+                            return 1
+                elif x < self._engine.kind.limit:
+                    added = state.add(x)
+                    if added >= 0:
+                        return 1 if added else 0  # a twin answers a bool
             finally:
                 lock.release()
-            if added >= 0:
-                return 1 if added else 0  # a twin answers a bool
         return self._add(ids)
 
     @exclusive
@@ -458,7 +502,27 @@ class SparseSet(MutableSet[int], Guarded):
             lock = self._guard.lock
             lock.acquire()
             try:
-                return 1 if self._engine.state.remove(x) else 0
+                state = self._engine.state
+                sparse = state.flat_sparse
+                if sparse is None:
+                    return 1 if state.remove(x) else 0
+                # SetState.remove on a flat index, inline (its frame is a
+                # fifth of the call), in its order: swap, then n.
+                if x >= len(sparse):
+                    return 0
+                dense = state.flat_dense
+                n = state.n
+                p = sparse[x]
+                if not (p < n and dense[p] == x):
+                    return 0
+                last = n - 1
+                moved = dense[last]
+                dense[p] = moved
+                sparse[moved] = p
+                dense[last] = x
+                sparse[x] = last
+                state.n = last
+                return 1
             finally:
                 lock.release()
         return self._discard(ids)
@@ -665,10 +729,30 @@ class SparseSet(MutableSet[int], Guarded):
 
     def __contains__(self, x: object) -> bool:
         # As for set: any hashable x gets an answer, and only an id can be
-        # a member. Plain ints first, on the scalar kernel, read with no
-        # lock and kept if no writer overlapped (see .locking).
-        found = holds_lock_free(self._guard, self._engine, x)
-        return self._holds(x) if found is None else found
+        # a member. Read with no lock, the answer kept if no writer
+        # overlapped (see .locking): a plain int here, on a flat index
+        # inline (holds_lock_free's and contains_key's frames are half the
+        # call), anything else through holds_lock_free.
+        guard = self._guard
+        if type(x) is int and 0 <= x < INT64_END:
+            version = guard.version
+            if not guard.writing:
+                state = self._engine.state
+                sparse = state.flat_sparse  # None for other kinds and twins
+                found: bool
+                if sparse is None:
+                    found = state.contains_key(x)
+                else:
+                    found = (
+                        x < len(sparse)
+                        and (p := sparse[x]) < state.n
+                        and state.flat_dense[p] == x
+                    )
+                if guard.version == version and not guard.writing:
+                    return found
+            return self._holds(x)
+        answer = holds_lock_free(guard, self._engine, x)
+        return self._holds(x) if answer is None else answer
 
     @exclusive
     def _holds(self, x: object) -> bool:
@@ -820,30 +904,6 @@ class SparseSet(MutableSet[int], Guarded):
     __sub__ = _combining(SUB, lambda s, o: s.difference(o))
     __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
     __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
-
-    def _combined(self, other: SparseSet, op: int) -> SparseSet | None:
-        """``self op other`` in one kernel call (two small flat sets) or on
-        member bitmaps (two large flat sets), holding both sets' locks; or
-        None where :meth:`SetEngine.combined` and :meth:`SetEngine.bitwise`
-        leave it to the general path (the named methods, which take the
-        locks themselves)."""
-        first, second = self._guard.lock, guard_of(other).lock
-        if id(first) > id(second):  # one global order: no deadlock
-            first, second = second, first
-        first.acquire()
-        second.acquire()
-        try:
-            engine = self._engine.combined(other._engine, op)
-            if engine is None:
-                engine = self._engine.bitwise(other._engine, op)
-        finally:
-            second.release()
-            first.release()
-        if engine is None:
-            return None
-        out = type(self).__new__(type(self))
-        out._engine = engine
-        return out
 
     # The comparisons hold the locks (atomic wraps them) and go straight to
     # _le for two SparseSets, not through the named methods' locks again.

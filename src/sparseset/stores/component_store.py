@@ -107,6 +107,8 @@ def _all_integers(array: np.ndarray) -> bool:
 
 
 _INT64 = np.dtype(np.int64)
+#: The type of a handle array's elements (``e[0]`` of ``World.create``'s).
+_I64 = np.int64
 _FLOAT = frozenset({float})
 
 
@@ -115,6 +117,30 @@ def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     """The smallest and largest value of an integer dtype."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
+
+
+def _plain_spec(
+    dtype: np.dtype[Any], shape: tuple[int, ...]
+) -> tuple[bool, str, int, int, int, tuple[np.dtype[Any], tuple[int, ...]]]:
+    """What :meth:`ComponentStore.set` asks of a column's value for its
+    one-id path:
+    ``(one, kind, low, high, row_length, exact)``. ``one``: a column of one
+    value a row, whose dtype ``kind`` takes Python ints in ``[low, high]``
+    (none if ``low > high``); ``row_length``: the length of a tuple or list
+    of floats that is a row of a float column (-1: none is); ``exact``: the
+    ``(dtype, shape)`` of an array that is a row.
+
+    Examples
+    --------
+    >>> _plain_spec(np.dtype("f8"), (3,))[4], _plain_spec(np.dtype("u1"), ())[2:4]
+    (3, (0, 255))
+    """
+    kind = dtype.kind
+    low, high = 1, 0
+    if kind in "fiu":
+        low, high = _int_range(dtype if kind in "iu" else _INT64)
+    row_length = shape[0] if kind == "f" and len(shape) == 1 else -1
+    return not shape, kind, low, high, row_length, (dtype, shape)
 
 
 def _check_text_fits(
@@ -162,7 +188,7 @@ def _check_fits(values: np.ndarray, dtype: np.dtype, label: str) -> None:
     )
 
 
-@atomic(unlocked=("__contains__", "__len__", "contains", "get"))
+@atomic(unlocked=("__contains__", "__len__", "contains", "get", "set"))
 class ComponentStore(Guarded):
     """Ids with named struct-of-arrays columns, aligned row for row.
 
@@ -213,6 +239,11 @@ class ComponentStore(Guarded):
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
+        #: Column name -> what set asks of a value, worked out once.
+        self._plain_specs = {
+            name: _plain_spec(dtype, shape)
+            for name, (dtype, shape) in self._schema.items()
+        }
         #: Every column the rows carry: the schema's, then the store's own
         #: (a tracked World store's change stamps; names start with "_").
         #: Row moves, growth, sorting and twins take all of them.
@@ -521,43 +552,6 @@ class ComponentStore(Guarded):
                 _check_fits(array, dtype, label)
             prepared[name] = np.ascontiguousarray(array, dtype=dtype)
         return prepared
-
-    def _plain_row(self, columns: dict[str, Any]) -> dict[str, Any] | None:
-        """``columns`` as one row, where every value is one numpy would
-        store exactly as :meth:`_prepare` does, with nothing to convert
-        first; None where any needs :meth:`_prepare`'s checks.
-
-        Plain values: a Python float or an int64-range int for a float
-        column, an int that fits an integer column, a bool for a bool
-        column; a tuple or list of floats the length of a float column's
-        row; an array of the column's dtype and row shape.
-        """
-        for name, value in columns.items():
-            spec = self._schema.get(name)
-            if spec is None:
-                return None
-            dtype, shape = spec
-            kind, of = dtype.kind, type(value)
-            if not shape:
-                if of is float:
-                    plain = kind == "f"
-                elif of is int:
-                    low, high = _int_range(dtype if kind in "iu" else _INT64)
-                    plain = kind in "fiu" and low <= value <= high
-                else:
-                    plain = of is bool and kind == "b"
-            elif of is tuple or of is list:
-                plain = (
-                    kind == "f"
-                    and len(shape) == 1
-                    and len(value) == shape[0]
-                    and {*map(type, value)} <= _FLOAT
-                )
-            else:
-                plain = of is np.ndarray and (value.dtype, value.shape) == spec
-            if not plain:
-                return None
-        return columns
 
     def _scatter(self, positions: np.ndarray, values: dict[str, np.ndarray]) -> None:
         for name, array in values.items():
@@ -878,23 +872,113 @@ class ComponentStore(Guarded):
         >>> store.set(5, hp=9); store["hp"].tolist()
         [0, 9]
         """
+        x = (
+            ids
+            if type(ids) is int
+            else int(ids)
+            if type(ids) is _I64
+            else scalar_id(ids)
+        )
+        if 0 <= x < INT64_END:
+            # One id and plain values, where every value is one numpy would
+            # store exactly as _prepare does, with nothing to convert first
+            # (and no container among them, whose lock exclusive() would
+            # take too): the row is written in place under this store's
+            # guard, as exclusive() holds it, without its look through the
+            # arguments. Plain values: a Python float or an int64-range int
+            # for a float column, an int that fits an integer column, a
+            # bool for a bool column; a tuple or list of floats the length
+            # of a float column's row; an array of the column's dtype and
+            # row shape (see _plain_spec). The test is inline: a method's
+            # frame would cost a twentieth of the call.
+            specs = self._plain_specs
+            plain = True
+            for name, value in columns.items():
+                spec = specs.get(name)
+                if spec is None:
+                    plain = False
+                    break
+                one, kind, low, high, row_length, exact = spec
+                of = type(value)
+                if one:
+                    if of is float:
+                        plain = kind == "f"
+                    elif of is int:
+                        plain = low <= value <= high
+                    else:
+                        plain = of is bool and kind == "b"
+                elif of is tuple or of is list:
+                    plain = len(value) == row_length and _FLOAT.issuperset(
+                        map(type, value)
+                    )
+                else:
+                    plain = of is np.ndarray and (value.dtype, value.shape) == exact
+                if not plain:
+                    break
+            if plain:
+                row = columns
+                guard = self._guard
+                lock = guard.lock
+                lock.acquire()
+                guard.writing += 1
+                try:
+                    # _set_one's work, inline: its frame and key_of's cost
+                    # a tenth of the call. A miss goes to _set_one to raise.
+                    index_of = self._key_map.index_of
+                    key = x if index_of is None else index_of(x)
+                    state = self._engine.state
+                    sparse = state.flat_sparse
+                    if sparse is None:
+                        p = state.index_key(key) if key >= 0 else -1
+                    else:  # SetState.index_key on a flat index, inline
+                        p = -1
+                        if 0 <= key < len(sparse):
+                            q = sparse[key]
+                            if q < state.n and state.flat_dense[q] == key:
+                                p = q
+                    if p < 0:
+                        self._set_one(x, ids, columns, row)
+                    attributes = self._attributes
+                    for name, value in row.items():
+                        getattr(state, attributes[name])[p] = value
+                    if self._clock is not None:
+                        self._stamp(p, 0, 0)
+                finally:
+                    guard.version += 1
+                    guard.writing -= 1
+                    lock.release()
+                return
+        self._set(ids, **columns)
+
+    @exclusive
+    def _set(self, ids: Any, /, **columns: Any) -> None:
         x = scalar_id(ids)
         if 0 <= x < INT64_END:
-            # One id: its row is written in place, values validated as a
-            # batch's are, without the batch lookup and scatter.
-            p = self._engine.index_one(self._key_map.key_of(x))
-            if p < 0:
-                raise KeyError(self._key_map.lacking(ids, 0, True))
-            row = self._plain_row(columns)
-            if row is None:
-                row = {name: r[0] for name, r in self._prepare(1, columns).items()}
-            for name, value in row.items():
-                self._column(name)[p] = value
-            self._stamp(p, 0, 0)
+            self._set_one(x, ids, columns, None)
             return
         positions, _ = self._positions(ids)
         self._scatter(positions, self._prepare(positions.shape[0], columns))
         self._stamp(positions, 0, 0)
+
+    def _set_one(
+        self, x: int, ids: Any, columns: dict[str, Any], row: dict[str, Any] | None
+    ) -> None:
+        """Write the row of one id ``x`` (a non-negative int; ``ids`` is what
+        the caller passed, for the message) in place: ``row``, plain values
+        (see :meth:`set`), or else ``columns``, validated as a
+        batch's are, after the id is found. The caller holds the guard."""
+        state = self._engine.state
+        p = state.index_key(self._key_map.key_of(x))
+        if p < 0:
+            raise KeyError(self._key_map.lacking(ids, 0, True))
+        if row is None:
+            row = {name: r[0] for name, r in self._prepare(1, columns).items()}
+            state = self._engine.state
+        attributes = self._attributes
+        for name, value in row.items():
+            getattr(state, attributes[name])[p] = value
+        if self._clock is not None:
+            self._stamp(p, 0, 0)
 
     def get(self, ids: Any) -> dict[str, Any]:
         """The rows of ids that must all be members, column by column.
@@ -931,15 +1015,41 @@ class ComponentStore(Guarded):
         # One id, a Python int or a numpy one (``e[0]`` of a handle array),
         # is read on the scalar kernel with no lock, and the answer kept if
         # no writer overlapped it (see .locking).
-        x = scalar_id(ids)
+        x = (
+            ids
+            if type(ids) is int
+            else int(ids)
+            if type(ids) is _I64
+            else scalar_id(ids)
+        )
         if 0 <= x < INT64_END and not guard.writing:
+            # _get_one and _row, inline: their frames were a fifth of the call.
             try:
-                row = self._get_one(self._key_map.key_of(x), ids)
+                index_of = self._key_map.index_of
+                key = x if index_of is None else index_of(x)
+                if key < 0:
+                    key = self._key_map.key_of(x)  # raises, saying why
+                state = self._engine.state
+                sparse = state.flat_sparse
+                if sparse is None:
+                    p = state.index_key(key)
+                else:  # SetState.index_key on a flat index, inline
+                    p = -1
+                    if key < len(sparse):
+                        q = sparse[key]
+                        if q < state.n and state.flat_dense[q] == key:
+                            p = q
+                if p >= 0:
+                    row = {}
+                    for name, column in self._attributes.items():
+                        row[name] = getattr(state, column)[p].copy()
             except Exception:
                 if guard.version == version and not guard.writing:
                     raise
             else:
                 if guard.version == version and not guard.writing:
+                    if p < 0:
+                        raise KeyError(self._key_map.lacking(ids, 0, True))
                     return row
         return self._get(ids)
 

@@ -10,6 +10,7 @@ a missing one and what its ids are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,6 +24,12 @@ class KeyMap(Protocol):
     def keys_of(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
         """``ids`` as keys, all of which must be valid (else raise, with
         ``consequence`` saying what did not happen); and whether one id."""
+
+    @property
+    def index_of(self) -> Callable[[int], int] | None:
+        """One non-negative int id's key, -1 where it has none (a dead
+        handle; :meth:`key_of` then says why); None where every id is its
+        own key. For one-id calls, where :meth:`key_of`'s frame costs."""
 
     def key_of(self, x: int) -> int:
         """One non-negative int id as its key (raising as ``keys_of``)."""
@@ -54,6 +61,9 @@ class IdKeys:
     """
 
     __slots__ = ()
+
+    #: Every id is its own key.
+    index_of = None
 
     def keys_of(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
         """``ids`` as an id array (see :func:`~sparseset.sets.ids.as_ids`)."""

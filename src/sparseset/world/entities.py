@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import config, kernels
+from ..kernels.entities import INDEX_BITS, INDEX_MASK
 from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.sparse_set import FLAT_LIMIT
 
@@ -287,11 +288,11 @@ class Entities:
         >>> table.index_of(int(e[0])), table.index_of(2**32)
         (0, -1)
         """
-        index = handle & kernels.INDEX_MASK
+        index = handle & INDEX_MASK
         if (
             index < self.count
             and self.alive_flags.item(index)
-            and self.generations.item(index) == handle >> kernels.INDEX_BITS
+            and self.generations.item(index) == handle >> INDEX_BITS
         ):
             return index
         return -1

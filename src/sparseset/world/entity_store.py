@@ -91,11 +91,13 @@ class HandleKeys:
     component it lacks.
     """
 
-    __slots__ = ("_entities", "_name")
+    __slots__ = ("_entities", "_name", "index_of")
 
     def __init__(self, entities: Entities, name: str) -> None:
         self._entities = entities
         self._name = name
+        #: The entity index of one handle, -1 if it is dead (see KeyMap).
+        self.index_of = entities.index_of
 
     def keys_of(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
         """The entity indexes of live handles (else DeadHandleError)."""
@@ -152,7 +154,7 @@ class Joined(Protocol):
 PackKernel = Callable[..., int]
 
 
-@atomic(unlocked=("__contains__", "__len__", "contains", "get"))
+@atomic(unlocked=("__contains__", "__len__", "contains", "get", "set"))
 class EntityStore(ComponentStore):
     """A component's store: a :class:`~sparseset.ComponentStore` keyed by entity.
 

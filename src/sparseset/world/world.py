@@ -694,7 +694,13 @@ class World(Guarded):
         2
         np.int32(20)
         """
-        return self[name].get(handles)
+        # The stores' dict, not self[name]: one frame less on a one-handle
+        # call; self[name] raises for a name that is not there.
+        try:
+            store = self._stores[name]
+        except (KeyError, TypeError):
+            store = self[name]
+        return store.get(handles)
 
     def has(self, name: str, handles: Any) -> Any:
         """Whether each entity has component ``name`` (False for dead handles).
@@ -718,7 +724,12 @@ class World(Guarded):
         ([False, True], True)
         """
         # One store call, atomic by itself: no lock of the world's here.
-        return self[name].contains(handles)
+        # The stores' dict first, as in get.
+        try:
+            store = self._stores[name]
+        except (KeyError, TypeError):
+            store = self[name]
+        return store.contains(handles)
 
     # -- joins ------------------------------------------------------------
 
