@@ -184,6 +184,15 @@ class TestSchema:
         with pytest.raises((ValueError, TypeError)):
             ComponentStore({name: "f8"})
 
+    @pytest.mark.parametrize(
+        "schema",
+        [{"touch": "f8"}, {"x": "f8", "touch": ("i4", 2)}, np.dtype([("touch", "f8")])],
+        ids=["alone", "second", "structured"],
+    )
+    def test_touch_is_a_reserved_column_name(self, schema):
+        with pytest.raises(ValueError, match="'touch' is reserved"):
+            ComponentStore(schema)
+
     @pytest.mark.parametrize("name", ["_ids", "__size", "_col_n"])
     def test_underscore_name_in_structured_dtype_raises(self, name):
         with pytest.raises((ValueError, TypeError)):

@@ -42,6 +42,18 @@ def test_an_untracked_component_has_no_reader_and_touch_does_nothing():
     assert "_stamps" not in w["pos"]._stored
 
 
+@pytest.mark.parametrize("track", [False, True])
+def test_touch_is_no_column_a_component_may_have(track):
+    w = World()
+    with pytest.raises(ValueError, match="'touch' is reserved"):
+        w.register("body", {"mass": "f8", "touch": "i8"}, track=track)
+    with pytest.raises(ValueError, match="'touch' is reserved"):
+        w.register("touch", "f8", track=track)  # one column named like it
+    assert w.components == ()
+    w.register("touch", {"count": "i8"}, track=track)  # the component may
+    assert w.components == ("touch",)
+
+
 def test_touch_checks_its_handles_and_marks_nothing_on_error():
     w = World()
     w.register("pos", "f8", track=True)

@@ -18,6 +18,11 @@ import numpy as np
 #: ``{column name: (dtype, row shape)}``, in column order.
 Schema: TypeAlias = dict[str, tuple[np.dtype[Any], tuple[int, ...]]]
 
+#: Names no column may have, with what they name instead.
+RESERVED = {
+    "touch": "it declares writes (store.touch, w.touch, a twin's touch)",
+}
+
 
 def parse_schema(schema: Any) -> Schema:
     """Normalise a schema to ``{name: (dtype, row_shape)}``.
@@ -28,10 +33,12 @@ def parse_schema(schema: Any) -> Schema:
     dtype it cannot hold.
 
     A column name is any Python identifier that does not start with an
-    underscore (names with one are the containers' own). Names a jit twin
-    also has as members (``size``, ``ids``, ``index``, ``add``, ...) are
-    fine: a twin reaches every column as ``twin["name"]``, and as the
-    attribute ``twin.name`` where no member of the twin has that name.
+    underscore (names with one are the containers' own) and is not
+    ``touch``, reserved for declaring writes (``store.touch``, a twin's
+    ``touch``). Other names a jit twin also has as members (``size``,
+    ``ids``, ``index``, ``add``, ...) are fine: a twin reaches every column
+    as ``twin["name"]``, and as the attribute ``twin.name`` where no member
+    of the twin has that name.
 
     Examples
     --------
@@ -41,6 +48,10 @@ def parse_schema(schema: Any) -> Schema:
     Traceback (most recent call last):
     ...
     ValueError: column name '_ids' starts with an underscore, which ...
+    >>> parse_schema({"touch": "f8"})
+    Traceback (most recent call last):
+    ...
+    ValueError: column name 'touch' is reserved: it declares writes ...
     """
     if isinstance(schema, np.dtype) or (
         not isinstance(schema, Mapping) and schema is not None
@@ -66,6 +77,11 @@ def parse_schema(schema: Any) -> Schema:
                 f"column name {name!r} starts with an underscore, which names "
                 "the containers' own fields"
             )
+        if name in RESERVED:
+            raise ValueError(
+                f"column name {name!r} is reserved: {RESERVED[name]}; "
+                "name the column otherwise"
+            )
         if isinstance(spec, tuple) and len(spec) == 2:
             dtype, shape = np.dtype(spec[0]), spec[1]
             shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
@@ -85,4 +101,4 @@ def parse_schema(schema: Any) -> Schema:
     return parsed
 
 
-__all__ = ["Schema", "parse_schema"]
+__all__ = ["RESERVED", "Schema", "parse_schema"]
