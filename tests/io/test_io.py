@@ -801,21 +801,22 @@ def test_flipped_bit_in_a_zip_header_raises_format_error(tmp_path, offset, bit):
         World.load(path)
 
 
-def test_every_single_bit_flip_is_caught_or_harmless(tmp_path):
+def test_a_bit_flip_in_any_byte_is_caught_or_harmless(tmp_path):
     path, data = _good_file(tmp_path)
     expected = World.load(path)
     flipped = tmp_path / "flipped.npz"
     for position in range(len(data)):
-        for bit in (0x01, 0x80):
-            corrupt = bytearray(data)
-            corrupt[position] ^= bit
-            flipped.write_bytes(bytes(corrupt))
-            try:
-                got = World.load(flipped)
-            except FormatError:
-                continue
-            # A flip in a field zipfile ignores (a date, say) changes nothing.
-            assert_same_world(got, expected)
+        # One flip per byte, walking the bit through all eight places as
+        # the byte moves on: every byte and every bit place, one load each.
+        corrupt = bytearray(data)
+        corrupt[position] ^= 1 << (position % 8)
+        flipped.write_bytes(bytes(corrupt))
+        try:
+            got = World.load(flipped)
+        except FormatError:
+            continue
+        # A flip in a field zipfile ignores (a date, say) changes nothing.
+        assert_same_world(got, expected)
 
 
 @pytest.mark.parametrize(
