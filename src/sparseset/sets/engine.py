@@ -925,17 +925,9 @@ class SetEngine:
         if out.dtype == np.bool_:
             bits = self.member_bits(build=self.bits_pay(count))
         if bits is not None:
-            # One L2-sized bitmap: a probe is a cache hit, so only a batch
-            # past the threads' threshold repays their start.
-            if shared(count):
-                negative = share_out(
-                    count,
-                    lambda start, stop: kernels.algebra.marked_contains(
-                        bits, ids[start:stop], out[start:stop]
-                    ),
-                )
-            else:
-                negative = kernels.algebra.marked_contains(bits, ids, out)
+            # One L2-sized bitmap: a probe is a cache hit, and a thread
+            # of its own would cost more to start and wait for than it saves.
+            negative = kernels.algebra.marked_contains(bits, ids, out)
             if negative:
                 reject_negative(arr, scalar)
             return out
