@@ -23,22 +23,18 @@ engine nor a container asks which one it holds. The containers call
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import config, kernels
-from ..config import SMALL_ALGEBRA
 from ..kernels.algebra import (
     AND,
     SUB,
-    combine,
     combine_words,
     mark_members,
     marked_ids,
 )
-from ..kernels.direct import entry_point
 from ..kernels.marks import NO_MARKS
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import (
@@ -54,22 +50,6 @@ from .pool import share_out, shared
 
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
-
-#: :func:`~sparseset.kernels.algebra.combine`'s entry point for two flat
-#: sets, looked up on the first call (see :mod:`sparseset.kernels.direct`):
-#: a flat state's arrays always have the same types (a ``uint32`` index and
-#: ``int32`` members, 1-D, C-contiguous, writeable, made by numpy or a
-#: kernel), so one entry point takes every pair of them.
-_flat_combine: Callable[..., int] | None = None
-#: A flat set's member dtype.
-_FLAT_IDS = kernels.flat.ID_DTYPE
-
-
-def _looked_up_combine(args: tuple[Any, ...]) -> Callable[..., Any]:
-    """:data:`_flat_combine`, looked up for ``args`` (two flat states')."""
-    global _flat_combine
-    _flat_combine = entry_point(combine, args)
-    return _flat_combine
 
 
 class SetState:
@@ -671,66 +651,6 @@ class SetEngine:
                 f"{describe(arr, k, scalar, source)} is not a member; "
                 "nothing was removed"
             )
-
-    def combined(self, other: SetEngine, op: int) -> SetEngine | None:
-        """``self op other`` (an operation of :mod:`sparseset.kernels.algebra`)
-        as a new engine, made in one kernel call; or None, for the general
-        path, unless both are flat sets of at most
-        :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python (not
-        twins). The result's index, built when first needed
-        (:class:`PendingIndex`), spans this set's ids, and for ``|`` and
-        ``^`` the other's too, as the general path's does.
-
-        Examples
-        --------
-        >>> from sparseset.sets.index_kinds import KINDS
-        >>> a, b = SetEngine.new(KINDS["flat"], 8), SetEngine.new(KINDS["flat"], 8)
-        >>> a.add([1, 2, 3]), b.add([2, 3, 4])
-        (3, 3)
-        >>> sorted(a.combined(b, AND).members().tolist())
-        [2, 3]
-        """
-        a, b = self.state, other.state
-        if type(a) is not SetState or type(b) is not SetState:
-            # A pending index (another small result) is built here: the
-            # kernel probes both operands' indexes.
-            if type(a) is PendingIndex:
-                a.build()
-            if type(b) is PendingIndex:
-                b.build()
-            if type(a) is not SetState or type(b) is not SetState:
-                return None
-        a_n, b_n = a.n, b.n
-        if (
-            a.flat_sparse is None
-            or b.flat_sparse is None
-            or a_n > SMALL_ALGEBRA
-            or b_n > SMALL_ALGEBRA
-        ):
-            return None
-        # The slots behind the properties: this path is all overhead.
-        a_sparse, b_sparse = a._sparse, b._sparse
-        capacity = len(a_sparse)
-        if op == AND:
-            members = a_n if a_n < b_n else b_n
-        elif op == SUB:
-            members = a_n
-        else:
-            # The result spans the ids of both, as a union's must.
-            b_capacity = len(b_sparse)
-            if b_capacity > capacity:
-                capacity = b_capacity
-            members = a_n + b_n
-        # Allocated here, not in the kernel: numba's boxing of an array it
-        # made costs more than numpy's allocation.
-        dense = np.empty(members, _FLAT_IDS)
-        call = _flat_combine
-        if call is None:
-            call = _looked_up_combine(
-                (op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
-            )
-        n = call(op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
-        return SetEngine(self.kind, PendingIndex(capacity, dense, n))
 
     def member_bits(self, build: bool = True) -> np.ndarray | None:
         """The members as a bitmap (bit ``x`` of word ``x // 64``), kept

@@ -9,6 +9,7 @@ This module validates input, grows storage and calls the kernels in
 
 from __future__ import annotations
 
+import _thread
 from collections.abc import Callable, Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -16,17 +17,38 @@ from typing import Any
 import numpy as np
 
 from .. import config, kernels
-from ..kernels.algebra import AND, OR, SUB, XOR
+from ..config import SMALL_ALGEBRA
+from ..kernels.algebra import AND, OR, SUB, XOR, combine
+from ..kernels.direct import entry_point
 from .checkpoints import Checkpoint
-from .engine import INT64_END, SetEngine
+from .engine import INT64_END, PendingIndex, SetEngine, SetState
 from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
-from .locking import Guard, Guarded, atomic, exclusive, holds_lock_free
+from .locking import (
+    BORN_WRITING,
+    Guard,
+    Guarded,
+    atomic,
+    exclusive,
+    holds_lock_free,
+)
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
 #: The flat index covers ids in [0, FLAT_LIMIT).
 FLAT_LIMIT = KINDS["flat"].limit
+
+#: A flat set's member dtype.
+FLAT_IDS = KINDS["flat"].id_dtype
+
+_new = object.__new__
+_new_lock = _thread.RLock.__new__
+#: :func:`~sparseset.kernels.algebra.combine`'s entry point for two flat
+#: sets, looked up on the first call (see :mod:`sparseset.kernels.direct`):
+#: a flat state's arrays always have the same types (a ``uint32`` index and
+#: ``int32`` members, 1-D, C-contiguous, writeable, made by numpy or a
+#: kernel), so one entry point takes every pair of them.
+_flat_combine: Callable[..., int] | None = None
 
 
 def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -39,21 +61,35 @@ def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return operator
 
 
+def _looked_up_combine(args: tuple[Any, ...]) -> Callable[..., int]:
+    """:data:`_flat_combine`, looked up for ``args`` (two flat states')."""
+    global _flat_combine
+    _flat_combine = entry_point(combine, args)
+    return _flat_combine
+
+
 def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A binary operator of set algebra (``op`` of
     :mod:`sparseset.kernels.algebra`): for two SparseSets, holding both
-    sets' locks, one kernel call for two small flat sets
-    (:meth:`SetEngine.combined`) or member bitmaps for two large flat ones
+    sets' locks, one kernel call for two flat sets of at most
+    :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python (not
+    twins), or member bitmaps for two large flat ones
     (:meth:`SetEngine.bitwise`); else the ``named`` method (which takes the
     locks itself), for other sets too, and ``NotImplemented`` for anything
     else. Commutative operations serve as their reflected forms as they are.
+
+    A one-call result's index is built when first needed
+    (:class:`~sparseset.sets.engine.PendingIndex`) and spans the left
+    operand's ids, and for ``|`` and ``^`` the right one's too, as the
+    general path's does.
     """
 
     def operator(self: Any, other: Any) -> Any:
         if type(other) is type(self) or isinstance(other, SparseSet):
-            # One function, no helper's frame: for two small sets the
+            # One function, no helper's frame, and every object of the
+            # result made without its __init__'s: for two small sets the
             # operator is all overhead.
-            first, second = self._guard.lock, other._guard.lock
+            first, second = self._guard, other._guard
             first.acquire()
             if not second.acquire(False):
                 # Taken: wait for it only in one global order (no deadlock).
@@ -63,17 +99,81 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                 first.acquire()
                 second.acquire()
             try:
-                engine = self._engine.combined(other._engine, op)
-                if engine is None:
-                    engine = self._engine.bitwise(other._engine, op)
+                a_engine, b_engine = self._engine, other._engine
+                a, b = a_engine.state, b_engine.state
+                if type(a) is not SetState or type(b) is not SetState:
+                    # A pending index (another small result) is built
+                    # here: the kernel probes both operands' indexes.
+                    if type(a) is PendingIndex:
+                        a.build()
+                    if type(b) is PendingIndex:
+                        b.build()
+                a_n, b_n = a.n, b.n
+                if (
+                    type(a) is not SetState
+                    or type(b) is not SetState
+                    or a.flat_sparse is None
+                    or b.flat_sparse is None
+                    or a_n > SMALL_ALGEBRA
+                    or b_n > SMALL_ALGEBRA
+                ):
+                    engine = a_engine.bitwise(b_engine, op)
+                else:
+                    # The slots behind the properties.
+                    a_sparse, b_sparse = a._sparse, b._sparse
+                    a_dense, b_dense = a._dense, b._dense
+                    capacity = len(a_sparse)
+                    if op == AND:
+                        members = a_n if a_n < b_n else b_n
+                    elif op == SUB:
+                        members = a_n
+                    else:
+                        # The result spans the ids of both, as a union's must.
+                        b_capacity = len(b_sparse)
+                        if b_capacity > capacity:
+                            capacity = b_capacity
+                        members = a_n + b_n
+                    # Allocated here, not in the kernel: numba's boxing of
+                    # an array it made costs more than numpy's allocation.
+                    dense = np.empty(members, FLAT_IDS)
+                    call = _flat_combine
+                    if call is None:
+                        call = _looked_up_combine(
+                            (
+                                op,
+                                a_sparse,
+                                a._dense,
+                                a_n,
+                                b_sparse,
+                                b._dense,
+                                b_n,
+                                dense,
+                            )
+                        )
+                    n = call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, dense)
+                    # PendingIndex(capacity, dense, n): its __init__'s slots.
+                    state = _new(PendingIndex)
+                    state._dense = dense
+                    state.n = n
+                    state.epoch = 0
+                    state.pending = capacity
+                    # SetEngine(kind, state): its __init__'s slots.
+                    engine = _new(SetEngine)
+                    engine.kind = a_engine.kind
+                    engine.state = state
+                    engine.twin = None
+                    engine.bits = None
             finally:
                 second.release()
                 first.release()
             if engine is None:
                 return named(self, other)
-            # Guarded.__new__'s work, without its frame.
-            out = object.__new__(type(self))
-            out._guard = Guard()
+            # Guard() and Guarded.__new__: their slots.
+            guard = _new_lock(Guard)
+            guard.writing = BORN_WRITING
+            guard.version = 0
+            out = _new(type(self))
+            out._guard = guard
             out._engine = engine
             return out
         return named(self, other) if isinstance(other, AbstractSet) else NotImplemented
@@ -442,7 +542,7 @@ class SparseSet(MutableSet[int], Guarded):
         if x >= 0:
             # One step on the state, then n: the lock alone keeps it atomic
             # (see .locking).
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 state = self._engine.state
@@ -499,7 +599,7 @@ class SparseSet(MutableSet[int], Guarded):
         """
         x = ids if type(ids) is int else scalar_id(ids)
         if 0 <= x < INT64_END:
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 state = self._engine.state
@@ -563,7 +663,7 @@ class SparseSet(MutableSet[int], Guarded):
         """
         x = ids if type(ids) is int else scalar_id(ids)
         if 0 <= x < INT64_END:
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 removed = self._engine.state.remove(x)
