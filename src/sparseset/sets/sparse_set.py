@@ -548,17 +548,25 @@ class SparseSet(MutableSet[int], Guarded):
                 state = self._engine.state
                 sparse = state.flat_sparse
                 if sparse is not None:
-                    if x < len(sparse):
-                        # SetState.add on a flat index, inline (its frame is
-                        # a fifth of the call), in its order: dense, the
-                        # index, then n.
+                    # SetState.add on a flat index, inline (its frame is a
+                    # fifth of the call), in its order: dense, the index,
+                    # then n. IndexError, not a length check, past the
+                    # index or dense's end: the growth it leads to (below,
+                    # after the lock) costs far more than the raise.
+                    try:
+                        p = sparse[x]
+                    except IndexError:
+                        pass
+                    else:
                         dense = state.flat_dense
                         n = state.n
-                        p = sparse[x]
                         if p < n and dense[p] == x:
                             return 0
-                        if n < len(dense):
+                        try:
                             dense[n] = x
+                        except IndexError:
+                            pass
+                        else:
                             sparse[x] = n
                             state.n = n + 1
                             state.epoch += 1
@@ -834,20 +842,22 @@ class SparseSet(MutableSet[int], Guarded):
         # inline (holds_lock_free's and contains_key's frames are half the
         # call), anything else through holds_lock_free.
         guard = self._guard
-        if type(x) is int and 0 <= x < INT64_END:
+        if type(x) is int and x >= 0:
             version = guard.version
             if not guard.writing:
                 state = self._engine.state
                 sparse = state.flat_sparse  # None for other kinds and twins
                 found: bool
-                if sparse is None:
-                    found = state.contains_key(x)
-                else:
+                if sparse is not None:
+                    # The length bounds x (a flat index spans its ids).
                     found = (
                         x < len(sparse)
                         and (p := sparse[x]) < state.n
                         and state.flat_dense[p] == x
                     )
+                else:
+                    # No id reaches INT64_END: past it, simply absent.
+                    found = x < INT64_END and state.contains_key(x)
                 if guard.version == version and not guard.writing:
                     return found
             return self._holds(x)
