@@ -8,9 +8,9 @@ one guard, so a structural change (create, destroy, add, remove) is atomic
 across every store it touches. A call that takes other containers as
 arguments (``a | b``, ``a.update(b)``, ``store.sort_as(other)``) holds their
 guards too. A thread waits for a guard it does not hold only in one
-global order (an operator of two sets may first take the other's guard
-if it is free at once, and otherwise lets go and takes both in that
-order), so two threads calling ``a.update(b)`` and ``b.update(a)``
+global order (an operator or comparison of two sets may first take the
+other's guard if it is free at once, and otherwise lets go and takes
+both in that order), so two threads calling ``a.update(b)`` and ``b.update(a)``
 cannot deadlock.
 
 :func:`atomic` applies this to a class: it wraps every public method,

@@ -181,6 +181,102 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
     return operator
 
 
+#: What a comparison asks of the sizes of its operands before it counts
+#: (see :func:`_relation`): ``len(a) <= len(b)``, ``<``, ``==``, nothing.
+SIZES_LE, SIZES_LT, SIZES_EQ, SIZES_ANY = 0, 1, 2, 3
+#: Where a comparison's kernel call writes the members it counts. Only the
+#: count is read, never the members, so every call (from any thread) may
+#: write here: with the GIL the kernel runs alone, and without it two
+#: writers only race on values nobody reads. It holds every member of a
+#: set small enough for the one-call path.
+_SCRATCH = np.empty(max(SMALL_ALGEBRA, 1), FLAT_IDS)
+
+
+def _relation(
+    op: int, sizes: int, swap: bool, negate: bool, general: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
+    """A comparison of two sets: with ``a, b`` the operands (``b, a`` if
+    ``swap``), for two flat SparseSets of at most
+    :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python, holding
+    both locks as :func:`_combining` does, the ``sizes`` test and one
+    kernel call that counts ``a op b`` (``SUB``: none left means a subset;
+    ``AND``: none shared means disjoint), the answer negated if
+    ``negate``; else ``general`` (which takes the locks itself, and
+    answers ``NotImplemented`` where the comparison does).
+    """
+
+    def relation(self: Any, other: Any) -> Any:
+        if type(other) is not type(self) and not isinstance(other, SparseSet):
+            answer = general(self, other)
+            if negate and answer is not NotImplemented:
+                return not answer
+            return answer
+        # As _combining's operator: one frame, the locks taken in the same way.
+        first, second = self._guard, other._guard
+        first.acquire()
+        if not second.acquire(False):
+            first.release()
+            if id(first) > id(second):
+                first, second = second, first
+            first.acquire()
+            second.acquire()
+        try:
+            a, b = self._engine.state, other._engine.state
+            if swap:
+                a, b = b, a
+            if type(a) is not SetState or type(b) is not SetState:
+                if type(a) is PendingIndex:
+                    a.build()
+                if type(b) is PendingIndex:
+                    b.build()
+            a_n, b_n = a.n, b.n
+            if (
+                type(a) is not SetState
+                or type(b) is not SetState
+                or a.flat_sparse is None
+                or b.flat_sparse is None
+                or a_n > SMALL_ALGEBRA
+                or b_n > SMALL_ALGEBRA
+            ):
+                answer = None
+            elif (
+                a_n > b_n
+                if sizes == SIZES_LE
+                else a_n >= b_n
+                if sizes == SIZES_LT
+                else a_n != b_n
+                if sizes == SIZES_EQ
+                else False
+            ):
+                answer = False
+            else:
+                call = _flat_combine
+                a_sparse, a_dense, b_sparse, b_dense = (
+                    a._sparse,
+                    a._dense,
+                    b._sparse,
+                    b._dense,
+                )
+                if call is None:
+                    call = _looked_up_combine(
+                        (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, _SCRATCH)
+                    )
+                answer = (
+                    call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, _SCRATCH)
+                    == 0
+                )
+        finally:
+            second.release()
+            first.release()
+        if answer is None:
+            answer = general(self, other)
+            if answer is NotImplemented:
+                return answer
+        return not answer if negate else answer
+
+    return relation
+
+
 def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
     """An in-place operator: ``method`` on a set, then the set itself."""
 
@@ -200,6 +296,9 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
         *("__contains__", "__len__", "add", "contains", "discard", "remove"),
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__"),
         *("__xor__", "__rxor__"),
+        # The comparisons, which do the same (see _relation).
+        *("__eq__", "__ne__", "__le__", "__lt__", "__ge__", "__gt__"),
+        "isdisjoint",
     )
 )
 class SparseSet(MutableSet[int], Guarded):
@@ -1015,12 +1114,27 @@ class SparseSet(MutableSet[int], Guarded):
     __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
     __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
 
-    # The comparisons hold the locks (atomic wraps them) and go straight to
-    # _le for two SparseSets, not through the named methods' locks again.
-    __le__ = _operator(lambda s, o: s._subset_of(o))
-    __ge__ = _operator(lambda s, o: s._superset_of(o))
-    __lt__ = _operator(lambda s, o: len(s) < len(o) and s._subset_of(o))
-    __gt__ = _operator(lambda s, o: len(s) > len(o) and s._superset_of(o))
+    # The comparisons: for two small flat SparseSets one kernel call under
+    # both locks (_relation); else the general test, holding the locks
+    # (exclusive) and going straight to _le for two SparseSets.
+    _le_general = exclusive(_operator(lambda s, o: s._subset_of(o)))
+    _ge_general = exclusive(_operator(lambda s, o: s._superset_of(o)))
+    __le__ = _relation(SUB, SIZES_LE, False, False, _le_general)
+    __ge__ = _relation(SUB, SIZES_LE, True, False, _ge_general)
+    __lt__ = _relation(
+        SUB,
+        SIZES_LT,
+        False,
+        False,
+        exclusive(_operator(lambda s, o: len(s) < len(o) and s._subset_of(o))),
+    )
+    __gt__ = _relation(
+        SUB,
+        SIZES_LT,
+        True,
+        False,
+        exclusive(_operator(lambda s, o: len(s) > len(o) and s._superset_of(o))),
+    )
 
     def _subset_of(self, other: AbstractSet[Any]) -> bool:
         return self._le(other) if isinstance(other, SparseSet) else self.issubset(other)
@@ -1030,28 +1144,17 @@ class SparseSet(MutableSet[int], Guarded):
             return other._le(self)
         return bool(self.issuperset(other))
 
-    def __eq__(self, other: object) -> bool:
+    @exclusive
+    def _equal(self, other: object) -> Any:
         if not isinstance(other, AbstractSet):
             return NotImplemented
         return len(self) == len(other) and self._subset_of(other)
 
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
+    __eq__ = _relation(SUB, SIZES_EQ, False, False, _equal)
+    __ne__ = _relation(SUB, SIZES_EQ, False, True, _equal)
 
-    def isdisjoint(self, other: Any) -> bool:
-        """True if no element of ``other`` is a member.
-
-        Notes
-        -----
-        O(min(n, m)) for two sets of n and m members (probing the larger with the
-        smaller); O(m) for an iterable of m elements.
-
-        Examples
-        --------
-        >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
-        True
-        """
+    @exclusive
+    def _disjoint(self, other: Any) -> bool:
         if isinstance(other, SparseSet):
             bits = self._kept_bits(other)
             if bits is not None:
@@ -1059,6 +1162,20 @@ class SparseSet(MutableSet[int], Guarded):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
             return not large._engine.any_member(small._members())
         return not self._engine.any_member(ids_among(other)[0])
+
+    isdisjoint = _relation(AND, SIZES_ANY, False, False, _disjoint)
+    isdisjoint.__doc__ = """True if no element of ``other`` is a member.
+
+    Notes
+    -----
+    O(min(n, m)) for two sets of n and m members (probing the larger with the
+    smaller); O(m) for an iterable of m elements.
+
+    Examples
+    --------
+    >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
+    True
+    """
 
     # -- named set methods: any iterable is accepted, as set's methods do --
 
