@@ -60,8 +60,12 @@ class SetState:
     ``depth`` are the checkpoint stack, ``stamp`` the next checkpoint's
     stamp and ``owner`` the set's number, which its tokens carry (see
     :mod:`sparseset.kernels.marks`). ``parts`` is the index as the scalar
-    kernels take it, kept in step with ``sparse``. A store adds its columns
-    as ``_col_<name>`` attributes.
+    kernels take it, kept in step with ``sparse`` (a flat index's is the
+    index array itself), and ``dense_array`` the ``dense`` array, kept by
+    its setter; ``flat_sparse`` and ``flat_dense`` are memoryviews of a
+    flat index and of ``dense``. Read these slots freely; assign ``sparse``
+    and ``dense``, which keep them in step. A store adds its columns as
+    ``_col_<name>`` attributes.
 
     Its scalar methods answer as a jit twin's do, so either can hold a
     set's state: ``contains_key(k)`` and ``index_key(k)`` look one key
@@ -79,8 +83,8 @@ class SetState:
 
     __slots__ = (
         "__dict__",
-        "_dense",
         "_sparse",
+        "dense_array",
         "depth",
         "epoch",
         "flat_dense",
@@ -106,7 +110,7 @@ class SetState:
         else:
             self.parts = kernels.kinds.parts_of(sparse)
             self.flat_sparse = None
-        self._dense = dense
+        self.dense_array = dense
         self.flat_dense = dense.data
         self.n = n
         self.epoch = 0
@@ -131,18 +135,20 @@ class SetState:
     @property
     def dense(self) -> np.ndarray:
         """The members, packed, in ``dense[:n]``."""
-        return self._dense
+        return self.dense_array
 
     @dense.setter
     def dense(self, dense: np.ndarray) -> None:
-        self._dense = dense
+        self.dense_array = dense
         self.flat_dense = dense.data
 
     def contains_key(self, key: int) -> bool:
         """Whether ``key`` is a member."""
         sparse = self.flat_sparse
         if sparse is None:
-            return bool(kernels.find_one(self.parts, self._dense, self.n, key) >= 0)
+            return bool(
+                kernels.find_one(self.parts, self.dense_array, self.n, key) >= 0
+            )
         # A length check, not IndexError: raising costs far more than the
         # check, and ids past a small set's index are common queries.
         if key >= len(sparse):
@@ -154,7 +160,7 @@ class SetState:
         """The position of ``key``, -1 if it is not a member."""
         sparse = self.flat_sparse
         if sparse is None:
-            return int(kernels.find_one(self.parts, self._dense, self.n, key))
+            return int(kernels.find_one(self.parts, self.dense_array, self.n, key))
         if key >= len(sparse):
             return -1
         p: int = sparse[key]
@@ -182,8 +188,8 @@ class SetState:
             self.n = n + 1
             self.epoch += 1
             return 1
-        if n < self._dense.shape[0]:
-            p = kernels.add_one(self.parts, self._dense, n, i)
+        if n < self.dense_array.shape[0]:
+            p = kernels.add_one(self.parts, self.dense_array, n, i)
             if p == n:
                 self.n = n + 1
                 self.epoch += 1
@@ -198,7 +204,7 @@ class SetState:
         n = self.n
         sparse = self.flat_sparse
         if sparse is None:
-            self.n = kernels.discard_one(self.parts, self._dense, n, i)
+            self.n = kernels.discard_one(self.parts, self.dense_array, n, i)
             return bool(self.n != n)
         dense = self.flat_dense
         try:
@@ -265,7 +271,7 @@ class PendingIndex(SetState):
         # before it through properties that build first. A small set's
         # algebra makes one of these per result: each slot set costs.
         if dense is not None:
-            self._dense = dense
+            self.dense_array = dense
         self.n = n
         self.epoch = 0
         # A slot, not the instance dict: the dict would be one more object.
@@ -281,7 +287,7 @@ class PendingIndex(SetState):
         """Build the index and become a :class:`SetState`."""
         with _BUILDING:  # lock-free readers may get here together
             if type(self) is PendingIndex:
-                dense = self._dense
+                dense = self.dense_array
                 index = kernels.flat.empty(self.pending)
                 kernels.reindex(index, dense, 0, self.n)
                 # Every slot SetState.__init__ sets and __init__ above did
@@ -347,11 +353,11 @@ class PendingMembers(PendingIndex):
                 dense = np.empty(self.n + 3, np.int32)  # marked_ids's slack
                 marked_ids(bits, dense)
                 # The slot first, then the class (see PendingIndex.build).
-                _SLOTS["_dense"].__set__(self, dense)
+                _SLOTS["dense_array"].__set__(self, dense)
                 self.__class__ = PendingIndex  # type: ignore[assignment]
 
     # The members' slots, read or written: the members are made first.
-    _dense = _built_first("_dense", "build_members")
+    dense_array = _built_first("dense_array", "build_members")
     dense = _built_first("dense", "build_members")
 
 

@@ -112,8 +112,8 @@ class Guard(_thread.RLock):  # type: ignore[misc]  # final in typeshed only
     readers: the guard is its own lock.
 
     One object, not a lock and a holder of it: every set made (a small
-    set's ``a & b`` included) makes a guard, and an object fewer is a
-    tenth of making a small set.
+    set's ``a & b`` included) makes a guard, and making its objects is
+    most of what making a small set costs.
 
     Attributes
     ----------

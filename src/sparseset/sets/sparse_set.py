@@ -119,9 +119,10 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                 ):
                     engine = a_engine.bitwise(b_engine, op)
                 else:
-                    # The slots behind the properties.
-                    a_sparse, b_sparse = a._sparse, b._sparse
-                    a_dense, b_dense = a._dense, b._dense
+                    # A flat index's parts are the index array itself; the
+                    # slots, not the sparse and dense properties.
+                    a_sparse, a_dense = a.parts, a.dense_array
+                    b_sparse, b_dense = b.parts, b.dense_array
                     capacity = len(a_sparse)
                     if op == AND:
                         members = a_n if a_n < b_n else b_n
@@ -139,21 +140,12 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                     call = _flat_combine
                     if call is None:
                         call = _looked_up_combine(
-                            (
-                                op,
-                                a_sparse,
-                                a._dense,
-                                a_n,
-                                b_sparse,
-                                b._dense,
-                                b_n,
-                                dense,
-                            )
+                            (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, dense)
                         )
                     n = call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, dense)
                     # PendingIndex(capacity, dense, n): its __init__'s slots.
                     state = _new(PendingIndex)
-                    state._dense = dense
+                    state.dense_array = dense
                     state.n = n
                     state.epoch = 0
                     state.pending = capacity
@@ -250,21 +242,17 @@ def _relation(
             ):
                 answer = False
             else:
+                # As _combining's operator reads them.
+                a_sparse, a_dense = a.parts, a.dense_array
+                b_sparse, b_dense = b.parts, b.dense_array
+                out = _SCRATCH
                 call = _flat_combine
-                a_sparse, a_dense, b_sparse, b_dense = (
-                    a._sparse,
-                    a._dense,
-                    b._sparse,
-                    b._dense,
-                )
                 if call is None:
                     call = _looked_up_combine(
-                        (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, _SCRATCH)
+                        (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out)
                     )
-                answer = (
-                    call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, _SCRATCH)
-                    == 0
-                )
+                count = call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out)
+                answer = count == 0
         finally:
             second.release()
             first.release()
