@@ -4,8 +4,10 @@ neighbours, next to Python's ``set`` and pyroaring's ``BitMap``.
 Each timed call runs the operation ``CALLS = 1000`` times on the same two
 sets (ids in ``[0, 1000)``, half shared), so **asv's time in µs is the time
 of one operation in ns**. The results are each library's own type. Rows:
-``a & b``, ``a | b``, ``a - b``, ``a ^ b``, ``a <= b``; ``x in a`` /
-``a.add(x)`` of a member; building a set from a list and copying it.
+``a & b``, ``a | b``, ``a - b``, ``a ^ b``, ``a <= b``, ``a == b``,
+``a.isdisjoint(b)``; ``x in a`` / ``a.add(x)`` of a member, ``a.add(x)``
+of a new id and ``a.discard(x)`` of a member; building a set from a list
+and copying it.
 pyroaring's rows are skipped where it is not installed (it is in the
 ``bench`` extra).
 """
@@ -87,9 +89,21 @@ class Algebra:
         for _ in range(CALLS):
             a <= b  # noqa: B015
 
+    def time_eq(self, library):
+        a, b = self.a, self.b
+        for _ in range(CALLS):
+            a == b  # noqa: B015
+
+    def time_isdisjoint(self, library):
+        a, b = self.a, self.b
+        for _ in range(CALLS):
+            a.isdisjoint(b)
+
 
 class OneId:
-    """``x in a`` and ``a.add(x)`` of a member of a 20-id set."""
+    """``x in a`` and ``a.add(x)`` of a member of a 20-id set; ``a.add(x)``
+    of ``CALLS`` new ids (below 2000, so a flat index spans them once
+    grown in setup) and ``a.discard(x)`` of them again."""
 
     params = LIBRARIES
     param_names = PARAM_NAMES
@@ -100,6 +114,14 @@ class OneId:
         left, _ = _ids()
         self.a = _make(library, left)
         self.x = left[3]
+        # Room made once, outside the timed calls, as a set in use has it.
+        self.fresh = [x for x in range(2 * CALLS) if x not in set(left)][:CALLS]
+        self.grown = _make(library, left)
+        for x in self.fresh:
+            self.grown.add(x)
+        for x in self.fresh:
+            self.grown.discard(x)
+        self.full = _make(library, left + self.fresh)
 
     def time_in(self, library):
         a, x = self.a, self.x
@@ -110,6 +132,16 @@ class OneId:
         add, x = self.a.add, self.x
         for _ in range(CALLS):
             add(x)
+
+    def time_add_new(self, library):
+        add = self.grown.add
+        for x in self.fresh:
+            add(x)
+
+    def time_discard_member(self, library):
+        discard = self.full.discard
+        for x in self.fresh:
+            discard(x)
 
 
 class Build:

@@ -30,6 +30,8 @@ HAND_GUARDED = {
         # Set algebra: both locks in one step, or a locked named method.
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__", "__xor__"),
         "__rxor__",
+        # Comparisons: the same, or a locked general test.
+        *("__eq__", "__ne__", "__le__", "__lt__", "__ge__", "__gt__", "isdisjoint"),
     },
     ComponentStore: {"__contains__", "__len__", "contains", "get", "set"},
     SparseMap: {"__contains__", "__getitem__", "__len__"},
@@ -372,6 +374,45 @@ def test_small_set_algebra_never_reads_a_set_mid_change():
         run_threads([*writers, combining(a, b, 3000, done)])
         check_set(a)
         check_set(b)
+
+
+def comparing(a, b, c, rounds, done):
+    """A worker that checks ``rounds`` rounds of the comparisons of ``a``
+    (ids below 39), ``b`` (every id below 40) and ``c`` (ids 40 to 59),
+    whose answers are the same in every state ``a`` passes through, taking
+    the locks in both orders, then sets ``done``."""
+
+    def body():
+        try:
+            for _ in range(rounds):
+                assert a <= b and a < b and b >= a and b > a
+                assert a != b and (a == b) is False and not b <= a
+                assert a.isdisjoint(c) and c.isdisjoint(a) and not b.isdisjoint(b)
+        finally:
+            done.set()
+
+    return body
+
+
+def test_small_set_comparisons_hold_both_locks_without_deadlock():
+    """The comparisons of small sets (one kernel call, both locks, taken
+    as the operators take them) from two threads in opposite orders while
+    a third moves ids in and out of ``a``: every answer is the one every
+    state of ``a`` gives, and no thread waits forever."""
+    for run in range(RUNS):
+        a = SparseSet.from_ids(range(0, 39, 2))
+        b = SparseSet.from_ids(range(40))
+        c = SparseSet.from_ids(range(40, 60))
+        moves = np.random.default_rng(run).integers(0, 39, 1000).tolist()
+        done = threading.Event()
+        run_threads(
+            [
+                toggling(a, moves, done),
+                comparing(a, b, c, 2000, done),
+                comparing(a, b, c, 2000, threading.Event()),
+            ]
+        )
+        check_set(a)
 
 
 def last_ops(plans):

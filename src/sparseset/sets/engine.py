@@ -23,22 +23,18 @@ engine nor a container asks which one it holds. The containers call
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import config, kernels
-from ..config import SMALL_ALGEBRA
 from ..kernels.algebra import (
     AND,
     SUB,
-    combine,
     combine_words,
     mark_members,
     marked_ids,
 )
-from ..kernels.direct import entry_point
 from ..kernels.marks import NO_MARKS
 from .checkpoints import Checkpoint, is_token, next_owner
 from .ids import (
@@ -55,22 +51,6 @@ from .pool import share_out, shared
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
 
-#: :func:`~sparseset.kernels.algebra.combine`'s entry point for two flat
-#: sets, looked up on the first call (see :mod:`sparseset.kernels.direct`):
-#: a flat state's arrays always have the same types (a ``uint32`` index and
-#: ``int32`` members, 1-D, C-contiguous, writeable, made by numpy or a
-#: kernel), so one entry point takes every pair of them.
-_flat_combine: Callable[..., int] | None = None
-#: A flat set's member dtype.
-_FLAT_IDS = kernels.flat.ID_DTYPE
-
-
-def _looked_up_combine(args: tuple[Any, ...]) -> Callable[..., Any]:
-    """:data:`_flat_combine`, looked up for ``args`` (two flat states')."""
-    global _flat_combine
-    _flat_combine = entry_point(combine, args)
-    return _flat_combine
-
 
 class SetState:
     """The mutable state a set's kernels work on.
@@ -80,8 +60,12 @@ class SetState:
     ``depth`` are the checkpoint stack, ``stamp`` the next checkpoint's
     stamp and ``owner`` the set's number, which its tokens carry (see
     :mod:`sparseset.kernels.marks`). ``parts`` is the index as the scalar
-    kernels take it, kept in step with ``sparse``. A store adds its columns
-    as ``_col_<name>`` attributes.
+    kernels take it, kept in step with ``sparse`` (a flat index's is the
+    index array itself), and ``dense_array`` the ``dense`` array, kept by
+    its setter; ``flat_sparse`` and ``flat_dense`` are memoryviews of a
+    flat index and of ``dense``. Read these slots freely; assign ``sparse``
+    and ``dense``, which keep them in step. A store adds its columns as
+    ``_col_<name>`` attributes.
 
     Its scalar methods answer as a jit twin's do, so either can hold a
     set's state: ``contains_key(k)`` and ``index_key(k)`` look one key
@@ -99,8 +83,8 @@ class SetState:
 
     __slots__ = (
         "__dict__",
-        "_dense",
         "_sparse",
+        "dense_array",
         "depth",
         "epoch",
         "flat_dense",
@@ -126,7 +110,7 @@ class SetState:
         else:
             self.parts = kernels.kinds.parts_of(sparse)
             self.flat_sparse = None
-        self._dense = dense
+        self.dense_array = dense
         self.flat_dense = dense.data
         self.n = n
         self.epoch = 0
@@ -151,18 +135,20 @@ class SetState:
     @property
     def dense(self) -> np.ndarray:
         """The members, packed, in ``dense[:n]``."""
-        return self._dense
+        return self.dense_array
 
     @dense.setter
     def dense(self, dense: np.ndarray) -> None:
-        self._dense = dense
+        self.dense_array = dense
         self.flat_dense = dense.data
 
     def contains_key(self, key: int) -> bool:
         """Whether ``key`` is a member."""
         sparse = self.flat_sparse
         if sparse is None:
-            return bool(kernels.find_one(self.parts, self._dense, self.n, key) >= 0)
+            return bool(
+                kernels.find_one(self.parts, self.dense_array, self.n, key) >= 0
+            )
         # A length check, not IndexError: raising costs far more than the
         # check, and ids past a small set's index are common queries.
         if key >= len(sparse):
@@ -174,7 +160,7 @@ class SetState:
         """The position of ``key``, -1 if it is not a member."""
         sparse = self.flat_sparse
         if sparse is None:
-            return int(kernels.find_one(self.parts, self._dense, self.n, key))
+            return int(kernels.find_one(self.parts, self.dense_array, self.n, key))
         if key >= len(sparse):
             return -1
         p: int = sparse[key]
@@ -202,8 +188,8 @@ class SetState:
             self.n = n + 1
             self.epoch += 1
             return 1
-        if n < self._dense.shape[0]:
-            p = kernels.add_one(self.parts, self._dense, n, i)
+        if n < self.dense_array.shape[0]:
+            p = kernels.add_one(self.parts, self.dense_array, n, i)
             if p == n:
                 self.n = n + 1
                 self.epoch += 1
@@ -218,7 +204,7 @@ class SetState:
         n = self.n
         sparse = self.flat_sparse
         if sparse is None:
-            self.n = kernels.discard_one(self.parts, self._dense, n, i)
+            self.n = kernels.discard_one(self.parts, self.dense_array, n, i)
             return bool(self.n != n)
         dense = self.flat_dense
         try:
@@ -285,7 +271,7 @@ class PendingIndex(SetState):
         # before it through properties that build first. A small set's
         # algebra makes one of these per result: each slot set costs.
         if dense is not None:
-            self._dense = dense
+            self.dense_array = dense
         self.n = n
         self.epoch = 0
         # A slot, not the instance dict: the dict would be one more object.
@@ -301,7 +287,7 @@ class PendingIndex(SetState):
         """Build the index and become a :class:`SetState`."""
         with _BUILDING:  # lock-free readers may get here together
             if type(self) is PendingIndex:
-                dense = self._dense
+                dense = self.dense_array
                 index = kernels.flat.empty(self.pending)
                 kernels.reindex(index, dense, 0, self.n)
                 # Every slot SetState.__init__ sets and __init__ above did
@@ -367,11 +353,11 @@ class PendingMembers(PendingIndex):
                 dense = np.empty(self.n + 3, np.int32)  # marked_ids's slack
                 marked_ids(bits, dense)
                 # The slot first, then the class (see PendingIndex.build).
-                _SLOTS["_dense"].__set__(self, dense)
+                _SLOTS["dense_array"].__set__(self, dense)
                 self.__class__ = PendingIndex  # type: ignore[assignment]
 
     # The members' slots, read or written: the members are made first.
-    _dense = _built_first("_dense", "build_members")
+    dense_array = _built_first("dense_array", "build_members")
     dense = _built_first("dense", "build_members")
 
 
@@ -671,66 +657,6 @@ class SetEngine:
                 f"{describe(arr, k, scalar, source)} is not a member; "
                 "nothing was removed"
             )
-
-    def combined(self, other: SetEngine, op: int) -> SetEngine | None:
-        """``self op other`` (an operation of :mod:`sparseset.kernels.algebra`)
-        as a new engine, made in one kernel call; or None, for the general
-        path, unless both are flat sets of at most
-        :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python (not
-        twins). The result's index, built when first needed
-        (:class:`PendingIndex`), spans this set's ids, and for ``|`` and
-        ``^`` the other's too, as the general path's does.
-
-        Examples
-        --------
-        >>> from sparseset.sets.index_kinds import KINDS
-        >>> a, b = SetEngine.new(KINDS["flat"], 8), SetEngine.new(KINDS["flat"], 8)
-        >>> a.add([1, 2, 3]), b.add([2, 3, 4])
-        (3, 3)
-        >>> sorted(a.combined(b, AND).members().tolist())
-        [2, 3]
-        """
-        a, b = self.state, other.state
-        if type(a) is not SetState or type(b) is not SetState:
-            # A pending index (another small result) is built here: the
-            # kernel probes both operands' indexes.
-            if type(a) is PendingIndex:
-                a.build()
-            if type(b) is PendingIndex:
-                b.build()
-            if type(a) is not SetState or type(b) is not SetState:
-                return None
-        a_n, b_n = a.n, b.n
-        if (
-            a.flat_sparse is None
-            or b.flat_sparse is None
-            or a_n > SMALL_ALGEBRA
-            or b_n > SMALL_ALGEBRA
-        ):
-            return None
-        # The slots behind the properties: this path is all overhead.
-        a_sparse, b_sparse = a._sparse, b._sparse
-        capacity = len(a_sparse)
-        if op == AND:
-            members = a_n if a_n < b_n else b_n
-        elif op == SUB:
-            members = a_n
-        else:
-            # The result spans the ids of both, as a union's must.
-            b_capacity = len(b_sparse)
-            if b_capacity > capacity:
-                capacity = b_capacity
-            members = a_n + b_n
-        # Allocated here, not in the kernel: numba's boxing of an array it
-        # made costs more than numpy's allocation.
-        dense = np.empty(members, _FLAT_IDS)
-        call = _flat_combine
-        if call is None:
-            call = _looked_up_combine(
-                (op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
-            )
-        n = call(op, a_sparse, a._dense, a_n, b_sparse, b._dense, b_n, dense)
-        return SetEngine(self.kind, PendingIndex(capacity, dense, n))
 
     def member_bits(self, build: bool = True) -> np.ndarray | None:
         """The members as a bitmap (bit ``x`` of word ``x // 64``), kept

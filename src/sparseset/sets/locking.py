@@ -8,9 +8,9 @@ one guard, so a structural change (create, destroy, add, remove) is atomic
 across every store it touches. A call that takes other containers as
 arguments (``a | b``, ``a.update(b)``, ``store.sort_as(other)``) holds their
 guards too. A thread waits for a guard it does not hold only in one
-global order (an operator of two sets may first take the other's guard
-if it is free at once, and otherwise lets go and takes both in that
-order), so two threads calling ``a.update(b)`` and ``b.update(a)``
+global order (an operator or comparison of two sets may first take the
+other's guard if it is free at once, and otherwise lets go and takes
+both in that order), so two threads calling ``a.update(b)`` and ``b.update(a)``
 cannot deadlock.
 
 :func:`atomic` applies this to a class: it wraps every public method,
@@ -56,7 +56,6 @@ import _thread
 import functools
 import inspect
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from types import FunctionType
 from typing import Any, ParamSpec, Self, SupportsIndex, TypeVar
@@ -108,13 +107,19 @@ def gil_enabled() -> bool:
 BORN_WRITING = 0 if gil_enabled() else 1
 
 
-class Guard:
-    """A reentrant lock and the seqlock counters of optimistic readers.
+class Guard(_thread.RLock):  # type: ignore[misc]  # final in typeshed only
+    """A reentrant lock that carries the seqlock counters of optimistic
+    readers: the guard is its own lock.
+
+    One object, not a lock and a holder of it: every set made (a small
+    set's ``a & b`` included) makes a guard, and making its objects is
+    most of what making a small set costs.
 
     Attributes
     ----------
-    lock : threading.RLock
-        Held by every exclusive call.
+    lock : Guard
+        The guard itself, held by every exclusive call (the name code that
+        takes ``guard.lock`` reads).
     writing : int
         How many exclusive calls are under way (nested calls count each),
         plus one for good without a GIL, where no read may go unlocked.
@@ -125,17 +130,20 @@ class Guard:
     --------
     >>> guard = Guard()
     >>> with guard.lock:
-    ...     guard.writing
-    0
+    ...     guard.writing, guard.lock is guard
+    (0, True)
     """
 
-    __slots__ = ("lock", "version", "writing")
+    __slots__ = ("version", "writing")
 
     def __init__(self) -> None:
-        # threading.RLock() is a Python function around this C lock.
-        self.lock = _thread.RLock()
         self.writing = BORN_WRITING
         self.version = 0
+
+    @property
+    def lock(self) -> Guard:
+        """The guard itself: the lock every exclusive call holds."""
+        return self
 
 
 class Guarded:
@@ -166,7 +174,7 @@ class Guarded:
         return super().__reduce_ex__(max(int(protocol), 2))
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> Guard:
         """The reentrant lock every call holds: hold it to make several
         calls one atomic step (a World's is shared by its stores, views and
         groups).
@@ -182,7 +190,7 @@ class Guarded:
         ...         s.add(3)
         1
         """
-        return self._guard.lock
+        return self._guard
 
 
 def share_guard(follower: Guarded, leader: Guarded) -> None:
@@ -290,15 +298,14 @@ def exclusive(method: Callable[P, R]) -> Callable[P, R]:
                 if isinstance(value, Guarded) and value._guard is not guard:
                     return holding(guard, method, args, kwargs)  # type: ignore[no-any-return]
         # acquire/release rather than ``with``: half the cost per call.
-        lock = guard.lock
-        lock.acquire()
+        guard.acquire()
         guard.writing += 1
         try:
             return method(*args, **kwargs)
         finally:
             guard.version += 1
             guard.writing -= 1
-            lock.release()
+            guard.release()
 
     call.__exclusive__ = True  # type: ignore[attr-defined]
     return call
@@ -311,15 +318,14 @@ def exclusive_alone(method: Callable[[Any], R]) -> Callable[[Any], R]:
     @functools.wraps(method)
     def call(self: Any) -> R:
         guard: Guard = self._guard
-        lock = guard.lock
-        lock.acquire()
+        guard.acquire()
         guard.writing += 1
         try:
             return method(self)
         finally:
             guard.version += 1
             guard.writing -= 1
-            lock.release()
+            guard.release()
 
     call.__exclusive__ = True  # type: ignore[attr-defined]
     return call
@@ -338,7 +344,7 @@ def holding(
     taken: list[Guard] = []
     try:
         for each in guards:
-            each.lock.acquire()
+            each.acquire()
             taken.append(each)
             each.writing += 1
         return method(*args, **kwargs)
@@ -346,7 +352,7 @@ def holding(
         for each in reversed(taken):
             each.version += 1
             each.writing -= 1
-            each.lock.release()
+            each.release()
 
 
 def is_exclusive(function: Any) -> bool:

@@ -9,6 +9,7 @@ This module validates input, grows storage and calls the kernels in
 
 from __future__ import annotations
 
+import _thread
 from collections.abc import Callable, Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -16,17 +17,38 @@ from typing import Any
 import numpy as np
 
 from .. import config, kernels
-from ..kernels.algebra import AND, OR, SUB, XOR
+from ..config import SMALL_ALGEBRA
+from ..kernels.algebra import AND, OR, SUB, XOR, combine
+from ..kernels.direct import entry_point
 from .checkpoints import Checkpoint
-from .engine import INT64_END, SetEngine
+from .engine import INT64_END, PendingIndex, SetEngine, SetState
 from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
-from .locking import Guard, Guarded, atomic, exclusive, holds_lock_free
+from .locking import (
+    BORN_WRITING,
+    Guard,
+    Guarded,
+    atomic,
+    exclusive,
+    holds_lock_free,
+)
 
 #: The index kinds a set can be built on.
 INDEX_KINDS = tuple(KINDS)
 #: The flat index covers ids in [0, FLAT_LIMIT).
 FLAT_LIMIT = KINDS["flat"].limit
+
+#: A flat set's member dtype.
+FLAT_IDS = KINDS["flat"].id_dtype
+
+_new = object.__new__
+_new_lock = _thread.RLock.__new__
+#: :func:`~sparseset.kernels.algebra.combine`'s entry point for two flat
+#: sets, looked up on the first call (see :mod:`sparseset.kernels.direct`):
+#: a flat state's arrays always have the same types (a ``uint32`` index and
+#: ``int32`` members, 1-D, C-contiguous, writeable, made by numpy or a
+#: kernel), so one entry point takes every pair of them.
+_flat_combine: Callable[..., int] | None = None
 
 
 def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -39,21 +61,35 @@ def _operator(method: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return operator
 
 
+def _looked_up_combine(args: tuple[Any, ...]) -> Callable[..., int]:
+    """:data:`_flat_combine`, looked up for ``args`` (two flat states')."""
+    global _flat_combine
+    _flat_combine = entry_point(combine, args)
+    return _flat_combine
+
+
 def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A binary operator of set algebra (``op`` of
     :mod:`sparseset.kernels.algebra`): for two SparseSets, holding both
-    sets' locks, one kernel call for two small flat sets
-    (:meth:`SetEngine.combined`) or member bitmaps for two large flat ones
+    sets' locks, one kernel call for two flat sets of at most
+    :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python (not
+    twins), or member bitmaps for two large flat ones
     (:meth:`SetEngine.bitwise`); else the ``named`` method (which takes the
     locks itself), for other sets too, and ``NotImplemented`` for anything
     else. Commutative operations serve as their reflected forms as they are.
+
+    A one-call result's index is built when first needed
+    (:class:`~sparseset.sets.engine.PendingIndex`) and spans the left
+    operand's ids, and for ``|`` and ``^`` the right one's too, as the
+    general path's does.
     """
 
     def operator(self: Any, other: Any) -> Any:
         if type(other) is type(self) or isinstance(other, SparseSet):
-            # One function, no helper's frame: for two small sets the
+            # One function, no helper's frame, and every object of the
+            # result made without its __init__'s: for two small sets the
             # operator is all overhead.
-            first, second = self._guard.lock, other._guard.lock
+            first, second = self._guard, other._guard
             first.acquire()
             if not second.acquire(False):
                 # Taken: wait for it only in one global order (no deadlock).
@@ -63,22 +99,170 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                 first.acquire()
                 second.acquire()
             try:
-                engine = self._engine.combined(other._engine, op)
-                if engine is None:
-                    engine = self._engine.bitwise(other._engine, op)
+                a_engine, b_engine = self._engine, other._engine
+                a, b = a_engine.state, b_engine.state
+                if type(a) is not SetState or type(b) is not SetState:
+                    # A pending index (another small result) is built
+                    # here: the kernel probes both operands' indexes.
+                    if type(a) is PendingIndex:
+                        a.build()
+                    if type(b) is PendingIndex:
+                        b.build()
+                a_n, b_n = a.n, b.n
+                if (
+                    type(a) is not SetState
+                    or type(b) is not SetState
+                    or a.flat_sparse is None
+                    or b.flat_sparse is None
+                    or a_n > SMALL_ALGEBRA
+                    or b_n > SMALL_ALGEBRA
+                ):
+                    engine = a_engine.bitwise(b_engine, op)
+                else:
+                    # A flat index's parts are the index array itself; the
+                    # slots, not the sparse and dense properties.
+                    a_sparse, a_dense = a.parts, a.dense_array
+                    b_sparse, b_dense = b.parts, b.dense_array
+                    capacity = len(a_sparse)
+                    if op == AND:
+                        members = a_n if a_n < b_n else b_n
+                    elif op == SUB:
+                        members = a_n
+                    else:
+                        # The result spans the ids of both, as a union's must.
+                        b_capacity = len(b_sparse)
+                        if b_capacity > capacity:
+                            capacity = b_capacity
+                        members = a_n + b_n
+                    # Allocated here, not in the kernel: numba's boxing of
+                    # an array it made costs more than numpy's allocation.
+                    dense = np.empty(members, FLAT_IDS)
+                    call = _flat_combine
+                    if call is None:
+                        call = _looked_up_combine(
+                            (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, dense)
+                        )
+                    n = call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, dense)
+                    # PendingIndex(capacity, dense, n): its __init__'s slots.
+                    state = _new(PendingIndex)
+                    state.dense_array = dense
+                    state.n = n
+                    state.epoch = 0
+                    state.pending = capacity
+                    # SetEngine(kind, state): its __init__'s slots.
+                    engine = _new(SetEngine)
+                    engine.kind = a_engine.kind
+                    engine.state = state
+                    engine.twin = None
+                    engine.bits = None
             finally:
                 second.release()
                 first.release()
             if engine is None:
                 return named(self, other)
-            # Guarded.__new__'s work, without its frame.
-            out = object.__new__(type(self))
-            out._guard = Guard()
+            # Guard() and Guarded.__new__: their slots.
+            guard = _new_lock(Guard)
+            guard.writing = BORN_WRITING
+            guard.version = 0
+            out = _new(type(self))
+            out._guard = guard
             out._engine = engine
             return out
         return named(self, other) if isinstance(other, AbstractSet) else NotImplemented
 
     return operator
+
+
+#: What a comparison asks of the sizes of its operands before it counts
+#: (see :func:`_relation`): ``len(a) <= len(b)``, ``<``, ``==``, nothing.
+SIZES_LE, SIZES_LT, SIZES_EQ, SIZES_ANY = 0, 1, 2, 3
+#: Where a comparison's kernel call writes the members it counts. Only the
+#: count is read, never the members, so every call (from any thread) may
+#: write here: with the GIL the kernel runs alone, and without it two
+#: writers only race on values nobody reads. It holds every member of a
+#: set small enough for the one-call path.
+_SCRATCH = np.empty(max(SMALL_ALGEBRA, 1), FLAT_IDS)
+
+
+def _relation(
+    op: int, sizes: int, swap: bool, negate: bool, general: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
+    """A comparison of two sets: with ``a, b`` the operands (``b, a`` if
+    ``swap``), for two flat SparseSets of at most
+    :data:`~sparseset.config.SMALL_ALGEBRA` members held in Python, holding
+    both locks as :func:`_combining` does, the ``sizes`` test and one
+    kernel call that counts ``a op b`` (``SUB``: none left means a subset;
+    ``AND``: none shared means disjoint), the answer negated if
+    ``negate``; else ``general`` (which takes the locks itself, and
+    answers ``NotImplemented`` where the comparison does).
+    """
+
+    def relation(self: Any, other: Any) -> Any:
+        if type(other) is not type(self) and not isinstance(other, SparseSet):
+            answer = general(self, other)
+            if negate and answer is not NotImplemented:
+                return not answer
+            return answer
+        # As _combining's operator: one frame, the locks taken in the same way.
+        first, second = self._guard, other._guard
+        first.acquire()
+        if not second.acquire(False):
+            first.release()
+            if id(first) > id(second):
+                first, second = second, first
+            first.acquire()
+            second.acquire()
+        try:
+            a, b = self._engine.state, other._engine.state
+            if swap:
+                a, b = b, a
+            if type(a) is not SetState or type(b) is not SetState:
+                if type(a) is PendingIndex:
+                    a.build()
+                if type(b) is PendingIndex:
+                    b.build()
+            a_n, b_n = a.n, b.n
+            if (
+                type(a) is not SetState
+                or type(b) is not SetState
+                or a.flat_sparse is None
+                or b.flat_sparse is None
+                or a_n > SMALL_ALGEBRA
+                or b_n > SMALL_ALGEBRA
+            ):
+                answer = None
+            elif (
+                a_n > b_n
+                if sizes == SIZES_LE
+                else a_n >= b_n
+                if sizes == SIZES_LT
+                else a_n != b_n
+                if sizes == SIZES_EQ
+                else False
+            ):
+                answer = False
+            else:
+                # As _combining's operator reads them.
+                a_sparse, a_dense = a.parts, a.dense_array
+                b_sparse, b_dense = b.parts, b.dense_array
+                out = _SCRATCH
+                call = _flat_combine
+                if call is None:
+                    call = _looked_up_combine(
+                        (op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out)
+                    )
+                count = call(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out)
+                answer = count == 0
+        finally:
+            second.release()
+            first.release()
+        if answer is None:
+            answer = general(self, other)
+            if answer is NotImplemented:
+                return answer
+        return not answer if negate else answer
+
+    return relation
 
 
 def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
@@ -100,6 +284,9 @@ def _in_place(method: Callable[[Any, Any], None]) -> Callable[[Any, Any], Any]:
         *("__contains__", "__len__", "add", "contains", "discard", "remove"),
         *("__and__", "__rand__", "__or__", "__ror__", "__sub__"),
         *("__xor__", "__rxor__"),
+        # The comparisons, which do the same (see _relation).
+        *("__eq__", "__ne__", "__le__", "__lt__", "__ge__", "__gt__"),
+        "isdisjoint",
     )
 )
 class SparseSet(MutableSet[int], Guarded):
@@ -442,23 +629,31 @@ class SparseSet(MutableSet[int], Guarded):
         if x >= 0:
             # One step on the state, then n: the lock alone keeps it atomic
             # (see .locking).
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 state = self._engine.state
                 sparse = state.flat_sparse
                 if sparse is not None:
-                    if x < len(sparse):
-                        # SetState.add on a flat index, inline (its frame is
-                        # a fifth of the call), in its order: dense, the
-                        # index, then n.
+                    # SetState.add on a flat index, inline (its frame is a
+                    # fifth of the call), in its order: dense, the index,
+                    # then n. IndexError, not a length check, past the
+                    # index or dense's end: the growth it leads to (below,
+                    # after the lock) costs far more than the raise.
+                    try:
+                        p = sparse[x]
+                    except IndexError:
+                        pass
+                    else:
                         dense = state.flat_dense
                         n = state.n
-                        p = sparse[x]
                         if p < n and dense[p] == x:
                             return 0
-                        if n < len(dense):
+                        try:
                             dense[n] = x
+                        except IndexError:
+                            pass
+                        else:
                             sparse[x] = n
                             state.n = n + 1
                             state.epoch += 1
@@ -499,7 +694,7 @@ class SparseSet(MutableSet[int], Guarded):
         """
         x = ids if type(ids) is int else scalar_id(ids)
         if 0 <= x < INT64_END:
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 state = self._engine.state
@@ -563,7 +758,7 @@ class SparseSet(MutableSet[int], Guarded):
         """
         x = ids if type(ids) is int else scalar_id(ids)
         if 0 <= x < INT64_END:
-            lock = self._guard.lock
+            lock = self._guard
             lock.acquire()
             try:
                 removed = self._engine.state.remove(x)
@@ -734,20 +929,22 @@ class SparseSet(MutableSet[int], Guarded):
         # inline (holds_lock_free's and contains_key's frames are half the
         # call), anything else through holds_lock_free.
         guard = self._guard
-        if type(x) is int and 0 <= x < INT64_END:
+        if type(x) is int and x >= 0:
             version = guard.version
             if not guard.writing:
                 state = self._engine.state
                 sparse = state.flat_sparse  # None for other kinds and twins
                 found: bool
-                if sparse is None:
-                    found = state.contains_key(x)
-                else:
+                if sparse is not None:
+                    # The length bounds x (a flat index spans its ids).
                     found = (
                         x < len(sparse)
                         and (p := sparse[x]) < state.n
                         and state.flat_dense[p] == x
                     )
+                else:
+                    # No id reaches INT64_END: past it, simply absent.
+                    found = x < INT64_END and state.contains_key(x)
                 if guard.version == version and not guard.writing:
                     return found
             return self._holds(x)
@@ -905,12 +1102,27 @@ class SparseSet(MutableSet[int], Guarded):
     __rsub__ = _operator(lambda s, o: s._like(o).difference(s))
     __xor__ = __rxor__ = _combining(XOR, lambda s, o: s.symmetric_difference(o))
 
-    # The comparisons hold the locks (atomic wraps them) and go straight to
-    # _le for two SparseSets, not through the named methods' locks again.
-    __le__ = _operator(lambda s, o: s._subset_of(o))
-    __ge__ = _operator(lambda s, o: s._superset_of(o))
-    __lt__ = _operator(lambda s, o: len(s) < len(o) and s._subset_of(o))
-    __gt__ = _operator(lambda s, o: len(s) > len(o) and s._superset_of(o))
+    # The comparisons: for two small flat SparseSets one kernel call under
+    # both locks (_relation); else the general test, holding the locks
+    # (exclusive) and going straight to _le for two SparseSets.
+    _le_general = exclusive(_operator(lambda s, o: s._subset_of(o)))
+    _ge_general = exclusive(_operator(lambda s, o: s._superset_of(o)))
+    __le__ = _relation(SUB, SIZES_LE, False, False, _le_general)
+    __ge__ = _relation(SUB, SIZES_LE, True, False, _ge_general)
+    __lt__ = _relation(
+        SUB,
+        SIZES_LT,
+        False,
+        False,
+        exclusive(_operator(lambda s, o: len(s) < len(o) and s._subset_of(o))),
+    )
+    __gt__ = _relation(
+        SUB,
+        SIZES_LT,
+        True,
+        False,
+        exclusive(_operator(lambda s, o: len(s) > len(o) and s._superset_of(o))),
+    )
 
     def _subset_of(self, other: AbstractSet[Any]) -> bool:
         return self._le(other) if isinstance(other, SparseSet) else self.issubset(other)
@@ -920,28 +1132,17 @@ class SparseSet(MutableSet[int], Guarded):
             return other._le(self)
         return bool(self.issuperset(other))
 
-    def __eq__(self, other: object) -> bool:
+    @exclusive
+    def _equal(self, other: object) -> Any:
         if not isinstance(other, AbstractSet):
             return NotImplemented
         return len(self) == len(other) and self._subset_of(other)
 
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
+    __eq__ = _relation(SUB, SIZES_EQ, False, False, _equal)
+    __ne__ = _relation(SUB, SIZES_EQ, False, True, _equal)
 
-    def isdisjoint(self, other: Any) -> bool:
-        """True if no element of ``other`` is a member.
-
-        Notes
-        -----
-        O(min(n, m)) for two sets of n and m members (probing the larger with the
-        smaller); O(m) for an iterable of m elements.
-
-        Examples
-        --------
-        >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
-        True
-        """
+    @exclusive
+    def _disjoint(self, other: Any) -> bool:
         if isinstance(other, SparseSet):
             bits = self._kept_bits(other)
             if bits is not None:
@@ -949,6 +1150,20 @@ class SparseSet(MutableSet[int], Guarded):
             small, large = (self, other) if len(self) <= len(other) else (other, self)
             return not large._engine.any_member(small._members())
         return not self._engine.any_member(ids_among(other)[0])
+
+    isdisjoint = _relation(AND, SIZES_ANY, False, False, _disjoint)
+    isdisjoint.__doc__ = """True if no element of ``other`` is a member.
+
+    Notes
+    -----
+    O(min(n, m)) for two sets of n and m members (probing the larger with the
+    smaller); O(m) for an iterable of m elements.
+
+    Examples
+    --------
+    >>> SparseSet.from_ids([1, 2]).isdisjoint([3, 4, -1])
+    True
+    """
 
     # -- named set methods: any iterable is accepted, as set's methods do --
 
