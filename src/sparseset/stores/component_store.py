@@ -918,8 +918,7 @@ class ComponentStore(Guarded):
             if plain:
                 row = columns
                 guard = self._guard
-                lock = guard.lock
-                lock.acquire()
+                guard.acquire()  # the guard is its own lock
                 guard.writing += 1
                 try:
                     # _set_one's work, inline: its frame and key_of's cost
@@ -946,7 +945,7 @@ class ComponentStore(Guarded):
                 finally:
                     guard.version += 1
                     guard.writing -= 1
-                    lock.release()
+                    guard.release()
                 return
         self._set(ids, **columns)
 
