@@ -21,8 +21,9 @@ Checkpoints are one kind of token on every state: ``(owner, serial,
 stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
 
 The per-element methods (``add``, ``remove``, ``contains``, ``index``,
-and a SetArray's ``contains`` and ``remove``) leave no reference counting
-in a caller's loop, as the same kernels on plain arrays do. Each is
+a SetArray's ``contains`` and ``remove``) and the checkpoints of a set or
+a SetArray (``checkpoint``, a SetArray's ``rollback``) leave no reference
+counting in a caller's loop, as the same kernels on plain arrays do. Each is
 inlined into the caller's code (a call would take a reference to the state
 around it), and its body is a function compiled without NRT
 (:func:`find_key`, :func:`add_in_place`, :func:`remove_in_place`, ...),
@@ -270,19 +271,6 @@ def _grown_columns_compiled(columns, rows):  # type: ignore[no-untyped-def]
 
 
 @register_jitable(inline="always")
-def take_checkpoint(state: Any, count: Int) -> tuple[Int, Int, Int]:
-    """Push a checkpoint of ``count`` (a set's member count, a SetArray's
-    trail length) onto ``state``'s marks; its token."""
-    if state.depth == state.marks.shape[0]:
-        state.marks = grown_marks(state.marks)
-    depth = put_mark(state.marks, state.depth, count, state.epoch, state.stamp)
-    state.depth = depth
-    stamp = state.stamp
-    state.stamp = stamp + 1
-    return (state.owner, depth - 1, stamp)
-
-
-@register_jitable(inline="always")
 def owned_serial(state: Any, token: tuple[Int, Int, Int]) -> Int:
     """The token's serial if ``state`` issued it, else -1 (which no
     checkpoint has): a token of another container is never misread."""
@@ -354,7 +342,12 @@ def common_or_rare(common: Any, rare: Any) -> Any:
 
 
 def call_rarely(
-    context: Any, builder: Any, function: Any, signature: Any, args: Any
+    context: Any,
+    builder: Any,
+    function: Any,
+    signature: Any,
+    args: Any,
+    inline: bool = False,
 ) -> Any:
     """Call ``function`` (a dispatcher, compiled as it says, or a Python
     function, compiled here with NRT), an error it reports leaving the
@@ -376,6 +369,8 @@ def call_rarely(
     status, out = context.call_internal_no_propagate(
         builder, compiled.fndesc, signature, args
     )
+    if inline:
+        always_inline(builder, compiled.fndesc.mangled_name)
     call_conv = context.call_conv
     with cgutils.if_unlikely(builder, status.is_error):
         in_try = call_conv.check_try_status(builder).in_try
@@ -386,6 +381,27 @@ def call_rarely(
         with builder.if_then(builder.not_(in_try)):
             builder.ret(status.code)
     return out
+
+
+def always_inline(builder: Any, name: str) -> None:
+    """Mark the newest call of ``name`` in the builder's function
+    ``alwaysinline``.
+
+    LLVM inlines a small body on its own, but not one with a loop (a
+    SetArray's rollback), and then the call's error status stays unknown:
+    in a recursive caller (a backtracking search) numba's pruning leaves
+    the reference it takes around the call, an atomic increment and
+    decrement each time. Inlined, the NRT-free body is seen never to
+    fail, and the pair goes.
+    """
+    for block in reversed(builder.function.blocks):
+        for instruction in reversed(block.instructions):
+            if (
+                isinstance(instruction, ir.CallInstr)
+                and getattr(instruction.callee, "name", None) == name
+            ):
+                instruction.attributes.add("alwaysinline")
+                return
 
 
 @intrinsic
@@ -401,7 +417,9 @@ def nrt_free_call(typingctx: Any, function: Any, args: Any) -> Any:
 
     def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
         unpacked = cgutils.unpack_tuple(builder, values[1], len(args))
-        return call_rarely(context, builder, dispatcher, signature, unpacked)
+        return call_rarely(
+            context, builder, dispatcher, signature, unpacked, inline=True
+        )
 
     return signature.return_type(function, args), codegen
 
@@ -612,7 +630,7 @@ def _assign(st: Any, k: Int, v: Int) -> Int:
     return removed
 
 
-@register_jitable(inline="always")
+@typed_njit(**NO_NRT)
 def set_array_rollback(st: Any, token: tuple[Int, Int, Int]) -> bool:
     """Undo every removal since checkpoint ``token``; False (nothing
     undone) if it is not a live checkpoint of this state."""
@@ -641,7 +659,7 @@ def _size(self, k):  # type: ignore[no-untyped-def]
     return lambda self, k: row_size(self.sizes, k)
 
 
-@overload_method(TwinType, "values")
+@overload_method(TwinType, "values", inline="always")
 def _ol_values(self, k):  # type: ignore[no-untyped-def]
     if not _only_set_array(self):
         return None
@@ -775,22 +793,62 @@ def _touch(self, i):  # type: ignore[no-untyped-def]
     return impl
 
 
-@overload_method(TwinType, "checkpoint")
+@typed_njit(**NO_NRT)
+def put_checkpoint(state: Any, count: Int) -> int:
+    """``checkpoint``'s common path, without reference counting: push a
+    checkpoint of ``count`` (a set's member count, a SetArray's trail
+    length) onto ``state``'s marks and answer its stamp, or -1 (nothing
+    changed) if the marks need room first."""
+    depth = state.depth
+    if depth == state.marks.shape[0]:
+        return -1
+    stamp = state.stamp
+    state.depth = put_mark(state.marks, depth, count, state.epoch, stamp)
+    state.stamp = stamp + 1
+    # An int64, a Python int to the callers.
+    return stamp  # type: ignore[no-any-return]
+
+
+def checkpoint_after_room(state: Any, count: Int) -> int:
+    """``checkpoint``'s rare path: the marks grown, then the push done."""
+    state.marks = grown_marks(state.marks)
+    return put_checkpoint(state, count)
+
+
+_push_checkpoint = common_or_rare(put_checkpoint, checkpoint_after_room)
+
+
+@register_jitable(inline="always")
+def checkpoint_token(state: Any, stamp: Int) -> tuple[Int, Int, Int]:
+    """The token of the checkpoint just pushed with ``stamp``: ``(owner,
+    serial, stamp)``, its serial being the top row of the marks."""
+    return (state.owner, state.depth - 1, stamp)
+
+
+@overload_method(TwinType, "checkpoint", inline="always")
 def _checkpoint(self):  # type: ignore[no-untyped-def]
+    # Inlined, as add is: a call would take a reference to the state
+    # around it on every search node.
     kind = kind_of(self)
     if kind is Kind.SET_ARRAY:
-        return lambda self: take_checkpoint(self, self.trail_len)
+        return lambda self: checkpoint_token(
+            self, _push_checkpoint(self, self.trail_len, self.trail_len)
+        )
     if kind is Kind.SET:
-        return lambda self: take_checkpoint(self, self.n)
+        return lambda self: checkpoint_token(
+            self, _push_checkpoint(self, self.n, self.n)
+        )
     return None
 
 
-@overload_method(TwinType, "rollback")
+@overload_method(TwinType, "rollback", inline="always")
 def _rollback(self, token):  # type: ignore[no-untyped-def]
     kind = kind_of(self)
     if kind is Kind.SET_ARRAY:
         # A bool, not a raise: see the module docstring.
-        return lambda self, token: set_array_rollback(self, token)
+        return lambda self, token: nrt_free_call(  # type: ignore[call-arg]
+            set_array_rollback, (self, token)
+        )
     if kind is Kind.SET:
         return lambda self, token: set_rollback(self, token)
     return None
