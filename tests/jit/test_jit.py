@@ -247,6 +247,35 @@ def test_set_array_search_counts_references_only_per_node():
     assert increfs <= 3 and decrefs <= 4
 
 
+def _loop_over_world_rows(js, handles):
+    """handle and touch of every row of a World store's twin."""
+    total = 0
+    for k in range(handles.shape[0]):
+        h = js.handle(k)
+        total += h + js.touch(h) + js.touch(handles[k])
+    return total
+
+
+@pytest.mark.skipif(
+    numba.config.BOUNDSCHECK,
+    reason="bounds checks put raise paths everywhere, which keep reference counts",
+)
+def test_world_rows_count_references_only_around_the_loop():
+    """A World store twin's handle and touch (tracked or not) are inlined
+    without reference counting: the arguments' references once, none
+    per row."""
+    w = World()
+    w.register("hp", "i4")
+    w.register("mp", "i4", track=True)
+    handles = w.create(20)
+    w.add("hp", handles)
+    w.add("mp", handles)
+    for name in ("hp", "mp"):
+        twin = w[name].jit
+        increfs, decrefs = _reference_counts(_loop_over_world_rows, twin, handles)
+        assert increfs == decrefs <= 2
+
+
 def _loop_over_a_set_array(sets, values):
     total = 0
     for k in range(values.shape[0]):

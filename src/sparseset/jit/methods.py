@@ -503,16 +503,19 @@ def _make_room(self, i):  # type: ignore[no-untyped-def]
     return impl
 
 
-@overload_method(TwinType, "handle")
+@typed_njit(**NO_NRT)
+def handle_at(twin: Any, k: Int) -> int:
+    """A World store twin's handle of row ``k``, without reference counting."""
+    i = twin.dense[k]
+    # An int64, a Python int to the callers.
+    return (np.int64(twin.generations[i]) << 32) | np.int64(i)  # type: ignore[return-value]
+
+
+@overload_method(TwinType, "handle", inline="always")
 def _handle(self, k):  # type: ignore[no-untyped-def]
     if kind_of(self) is not Kind.WORLD_STORE:
         return None
-
-    def impl(self, k):  # type: ignore[no-untyped-def]
-        i = self.dense[k]
-        return (np.int64(self.generations[i]) << 32) | np.int64(i)
-
-    return impl
+    return lambda self, k: nrt_free_call(handle_at, (self, k))  # type: ignore[call-arg]
 
 
 @register_jitable
@@ -772,7 +775,17 @@ def grow_log(twin: Any) -> None:
     twin.removed_handles = grown
 
 
-@overload_method(TwinType, "touch")
+@typed_njit(**NO_NRT)
+def touch_in_place(twin: Any, key: Int) -> bool:
+    """A tracked twin's ``touch`` of ``key``, without reference counting:
+    its stamp set to 0; whether it is a member."""
+    p = find(twin.sparse, twin.dense, twin.n, key)
+    if p >= 0:
+        twin._col__stamps[p, 1] = 0
+    return p >= 0
+
+
+@overload_method(TwinType, "touch", inline="always")
 def _touch(self, i):  # type: ignore[no-untyped-def]
     """Declare the row of ``i`` written: a tracked component's readers see
     it in ``changed()`` (its stamp is set to 0, "written, not yet
@@ -783,14 +796,9 @@ def _touch(self, i):  # type: ignore[no-untyped-def]
         return None
     if COLUMN_PREFIX + "_stamps" not in self.field_dict:
         return lambda self, i: self.contains(i)
-
-    def impl(self, i):  # type: ignore[no-untyped-def]
-        p = find(self.sparse, self.dense, self.n, key_of(self, i))
-        if p >= 0:
-            self._col__stamps[p, 1] = 0
-        return p >= 0
-
-    return impl
+    return lambda self, i: nrt_free_call(  # type: ignore[call-arg]
+        touch_in_place, (self, key_of(self, i))
+    )
 
 
 @typed_njit(**NO_NRT)
