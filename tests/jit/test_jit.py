@@ -247,6 +247,119 @@ def test_set_array_search_counts_references_only_per_node():
     assert increfs <= 3 and decrefs <= 4
 
 
+def _loop_of_set_batch_methods(js, ids, batch):
+    """discard, keep_only, pop and rollback on a set twin, per iteration
+    (the set holds ``batch``, so pop has a member to take)."""
+    total = 0
+    for k in range(ids.shape[0]):
+        token = js.checkpoint()
+        total += js.discard(ids[k : k + 1]) + js.keep_only(batch) + js.pop()
+        js.rollback(token)
+    return total
+
+
+def _loop_over_world_rows(js, handles):
+    """handle and touch of every row of a World store's twin."""
+    total = 0
+    for k in range(handles.shape[0]):
+        h = js.handle(k)
+        total += h + js.touch(h) + js.touch(handles[k])
+    return total
+
+
+@pytest.mark.skipif(
+    numba.config.BOUNDSCHECK,
+    reason="bounds checks put raise paths everywhere, which keep reference counts",
+)
+def test_set_batch_methods_count_references_only_around_the_loop():
+    """pop, discard, keep_only and a set's rollback are inlined without
+    reference counting, as add is: at most the arguments' references,
+    once, in the caller (calls would keep a pair around each on every
+    iteration)."""
+    for kind in ("flat", "paged", "hash"):
+        s = SparseSet.from_ids(range(10, 30), index=kind)
+        batch = np.arange(10, 30)
+        increfs, decrefs = _reference_counts(
+            _loop_of_set_batch_methods, s.jit, np.arange(5, 15), batch
+        )
+        assert increfs == decrefs <= 3
+        assert sorted(s) == batch.tolist()  # every iteration rolled back
+
+
+@pytest.mark.skipif(
+    numba.config.BOUNDSCHECK,
+    reason="bounds checks put raise paths everywhere, which keep reference counts",
+)
+def test_world_rows_count_references_only_around_the_loop():
+    """A World store twin's handle and touch (tracked or not) are inlined
+    without reference counting: the arguments' references once, none
+    per row."""
+    w = World()
+    w.register("hp", "i4")
+    w.register("mp", "i4", track=True)
+    handles = w.create(20)
+    w.add("hp", handles)
+    w.add("mp", handles)
+    for name in ("hp", "mp"):
+        twin = w[name].jit
+        increfs, decrefs = _reference_counts(_loop_over_world_rows, twin, handles)
+        assert increfs == decrefs <= 2
+
+
+@njit
+def _catching(js, op, ids):
+    """One of pop (0), discard (1), keep_only (2), a dead rollback (3),
+    its error caught inside compiled code: -1 if it raised."""
+    token = js.checkpoint()
+    js.add(10**6)  # a new member: the token dies
+    js.remove(10**6)
+    try:
+        if op == 0:
+            return js.pop()
+        if op == 1:
+            return js.discard(ids)
+        if op == 2:
+            return js.keep_only(ids)
+        js.rollback(token)
+        return 0
+    except Exception:
+        return -1
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+def test_set_twin_batch_methods_refuse_bad_input_and_change_nothing(kind):
+    s = SparseSet.from_ids([4, 7, 9], index=kind)
+    js = s.jit
+    bad = np.array([7, -1])
+    with pytest.raises(ValueError, match="non-negative"):
+        twin_discard(js, bad)
+    with pytest.raises(ValueError, match="non-negative"):
+        twin_keep_only(js, bad)
+    token = twin_checkpoint(js)
+    add_all(js, np.array([5]))
+    remove_all(js, np.array([5]))
+    with pytest.raises(ValueError, match="not a live checkpoint"):
+        twin_rollback(js, token)
+    assert s.ids.tolist() == [4, 7, 9]
+    for op in (1, 2, 3):
+        assert _catching(js, op, bad) == -1
+    assert s.ids.tolist() == [4, 7, 9]
+    # pop answers the last member, of the set's own dtype.
+    assert twin_pop(js) == 9 and s.ids.tolist() == [4, 7]
+    assert twin_pop.nopython_signatures[-1].return_type == numba.from_dtype(
+        js.ids.dtype
+    )
+    assert twin_pop(js) == 7 and twin_pop(js) == 4
+    with pytest.raises(KeyError, match="empty"):
+        twin_pop(js)
+    assert _catching(js, 0, bad) == -1 and len(s) == 0
+    # Good input through the same catching code.
+    s.add([1, 2, 3])
+    assert _catching(js, 1, np.array([2, 8])) == 1 and sorted(s) == [1, 3]
+    assert _catching(js, 2, np.array([3])) == 1 and s.ids.tolist() == [3]
+    assert _catching(js, 0, bad) == 3 and len(s) == 0
+
+
 def _loop_over_a_set_array(sets, values):
     total = 0
     for k in range(values.shape[0]):

@@ -286,6 +286,24 @@ def test_twins_changes_are_recorded_like_any_other():
     assert sorted(r.removed().tolist()) == sorted(many.tolist())
 
 
+def test_a_twins_touch_of_a_dead_or_absent_handle_marks_nothing():
+    """A twin's touch answers whether the handle has the component, and
+    marks nothing when it has not: a dead handle, one without the
+    component, a handle never created, a negative number."""
+    w = World()
+    w.register("pos", "f8", track=True)
+    e = w.create(4)
+    w.add("pos", e[:2], pos=0.0)
+    w.destroy(e[1])
+    r = w.reader("pos")
+    twin = w["pos"].jit
+    strays = np.array([e[1], e[2], e[3] + 2**40, -5])
+    assert twin_apply(twin, 2, strays) == 0
+    assert r.changed().tolist() == []
+    assert twin_apply(twin, 2, e[:1]) == 1
+    assert r.changed().tolist() == [e[0]]
+
+
 # -- the state machine ---------------------------------------------------------
 
 

@@ -20,10 +20,12 @@ each picks its implementation by the state's kind (:func:`~.types.kind_of`):
 Checkpoints are one kind of token on every state: ``(owner, serial,
 stamp)`` over the marks stack of :mod:`sparseset.kernels.marks`.
 
-The per-element methods (``add``, ``remove``, ``contains``, ``index``,
-a SetArray's ``contains`` and ``remove``) and the checkpoints of a set or
-a SetArray (``checkpoint``, a SetArray's ``rollback``) leave no reference
-counting in a caller's loop, as the same kernels on plain arrays do. Each is
+Every method but a SetArray's ``assign`` and ``size`` (``add``,
+``remove``, ``contains``, ``index``, ``touch``, ``handle``, a set's
+``checkpoint``, ``rollback``, ``discard``, ``keep_only`` and ``pop``, a
+SetArray's ``contains``, ``remove``, ``values``, ``checkpoint`` and
+``rollback``) leaves no reference counting in a caller's loop, as the
+same kernels on plain arrays do. Each is
 inlined into the caller's code (a call would take a reference to the state
 around it), and its body is a function compiled without NRT
 (:func:`find_key`, :func:`add_in_place`, :func:`remove_in_place`, ...),
@@ -31,9 +33,11 @@ called so that an error it could report leaves the caller as a
 ``raise`` there would (:func:`call_rarely`, :func:`nrt_free_call`): numba's
 pruning of reference counts forgives a missing release on a raising path
 only, and an ordinary call's error path would keep an atomic increment and
-decrement on every iteration. A rare path that allocates or raises
-(growth, a bad id, a full removal log) is called the same way where the
-common path answers -1 (:func:`common_or_rare`).
+decrement on every iteration. An error with a constant message (a
+negative id in ``discard``, an empty set's ``pop``, a dead token) is
+raised by the body itself, which needs no NRT for it; a rare path that
+allocates (growth, a full removal log) is called the
+same way where the common path answers -1 (:func:`common_or_rare`).
 
 A SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
 a set number outside the array reads as an empty set, and ``rollback``
@@ -503,20 +507,31 @@ def _make_room(self, i):  # type: ignore[no-untyped-def]
     return impl
 
 
-@overload_method(TwinType, "handle")
+@typed_njit(**NO_NRT)
+def handle_at(twin: Any, k: Int) -> int:
+    """A World store twin's handle of row ``k``, without reference counting."""
+    i = twin.dense[k]
+    # An int64, a Python int to the callers.
+    return (np.int64(twin.generations[i]) << 32) | np.int64(i)  # type: ignore[return-value]
+
+
+@overload_method(TwinType, "handle", inline="always")
 def _handle(self, k):  # type: ignore[no-untyped-def]
     if kind_of(self) is not Kind.WORLD_STORE:
         return None
-
-    def impl(self, k):  # type: ignore[no-untyped-def]
-        i = self.dense[k]
-        return (np.int64(self.generations[i]) << 32) | np.int64(i)
-
-    return impl
+    return lambda self, k: nrt_free_call(handle_at, (self, k))  # type: ignore[call-arg]
 
 
-@register_jitable
-def set_rollback(twin: Any, token: tuple[Int, Int, Int]) -> None:
+# Backtracking methods are a set's: a store's removed rows are gone. Each
+# is inlined as add is, its body compiled without NRT; their errors need
+# no allocation (a constant message), so the body raises them itself.
+
+
+@typed_njit(**NO_NRT)
+def rollback_in_place(twin: Any, token: tuple[Int, Int, Int]) -> None:
+    """``rollback`` without reference counting: the set back at
+    ``token``, or ``ValueError`` (nothing changed) if it is not a live
+    checkpoint of this set."""
     count = marked_count(
         twin.marks, twin.depth, twin.epoch, owned_serial(twin, token), token[2]
     )
@@ -537,53 +552,63 @@ def _reject_negative(ids: IntArray) -> None:
             raise ValueError("ids must be non-negative")
 
 
-# Backtracking methods are a set's: a store's removed rows are gone.
+@typed_njit(**NO_NRT)
+def discard_in_place(twin: Any, ids: IntArray) -> int:
+    """``discard`` without reference counting: the number of members
+    removed, or ``ValueError`` (nothing changed) if an id is negative."""
+    _reject_negative(ids)
+    n = twin.n
+    for k in range(ids.shape[0]):
+        p = find(twin.sparse, twin.dense, twin.n, ids[k])
+        if p >= 0:
+            twin.n = swap_remove(twin.sparse, twin.dense, twin.n, p)
+    # An int64, a Python int to the callers.
+    return n - twin.n  # type: ignore[no-any-return]
 
 
-@overload_method(TwinType, "discard")
+@typed_njit(**NO_NRT)
+def keep_only_in_place(twin: Any, ids: IntArray) -> int:
+    """``keep_only`` without reference counting: the number of members
+    removed, or ``ValueError`` (nothing changed) if an id is negative."""
+    _reject_negative(ids)
+    n = twin.n
+    twin.n = keep_only(twin.sparse, twin.dense, n, ids)
+    # An int64, a Python int to the callers.
+    return n - twin.n  # type: ignore[no-any-return]
+
+
+@typed_njit(**NO_NRT)
+def pop_in_place(twin: Any) -> int:
+    """``pop`` without reference counting: the last member, removed, or
+    ``KeyError`` if the set is empty."""
+    n = twin.n
+    if n == 0:
+        raise KeyError("pop from an empty set")
+    twin.n = n - 1
+    unindex(twin.sparse, twin.dense, n - 1, n)
+    # Of the set's own dtype, a Python int to the callers.
+    return twin.dense[n - 1]  # type: ignore[no-any-return]
+
+
+@overload_method(TwinType, "discard", inline="always")
 def _discard(self, ids):  # type: ignore[no-untyped-def]
     if kind_of(self) is not Kind.SET:
         return None
-
-    def impl(self, ids):  # type: ignore[no-untyped-def]
-        _reject_negative(ids)
-        n = self.n
-        for k in range(ids.shape[0]):
-            p = find(self.sparse, self.dense, self.n, ids[k])
-            if p >= 0:
-                self.n = swap_remove(self.sparse, self.dense, self.n, p)
-        return n - self.n
-
-    return impl
+    return lambda self, ids: nrt_free_call(discard_in_place, (self, ids))  # type: ignore[call-arg]
 
 
-@overload_method(TwinType, "keep_only")
+@overload_method(TwinType, "keep_only", inline="always")
 def _keep_only(self, ids):  # type: ignore[no-untyped-def]
     if kind_of(self) is not Kind.SET:
         return None
-
-    def impl(self, ids):  # type: ignore[no-untyped-def]
-        _reject_negative(ids)
-        n = self.n
-        self.n = keep_only(self.sparse, self.dense, n, ids)
-        return n - self.n
-
-    return impl
+    return lambda self, ids: nrt_free_call(keep_only_in_place, (self, ids))  # type: ignore[call-arg]
 
 
-@overload_method(TwinType, "pop")
+@overload_method(TwinType, "pop", inline="always")
 def _pop(self):  # type: ignore[no-untyped-def]
     if kind_of(self) is not Kind.SET:
         return None
-
-    def impl(self):  # type: ignore[no-untyped-def]
-        if self.n == 0:
-            raise KeyError("pop from an empty set")
-        self.n -= 1
-        unindex(self.sparse, self.dense, self.n, self.n + 1)
-        return self.dense[self.n]
-
-    return impl
+    return lambda self: nrt_free_call(pop_in_place, (self,))  # type: ignore[call-arg]
 
 
 # -- a SetArray's methods -----------------------------------------------------
@@ -772,7 +797,17 @@ def grow_log(twin: Any) -> None:
     twin.removed_handles = grown
 
 
-@overload_method(TwinType, "touch")
+@typed_njit(**NO_NRT)
+def touch_in_place(twin: Any, key: Int) -> bool:
+    """A tracked twin's ``touch`` of ``key``, without reference counting:
+    its stamp set to 0; whether it is a member."""
+    p = find(twin.sparse, twin.dense, twin.n, key)
+    if p >= 0:
+        twin._col__stamps[p, 1] = 0
+    return p >= 0
+
+
+@overload_method(TwinType, "touch", inline="always")
 def _touch(self, i):  # type: ignore[no-untyped-def]
     """Declare the row of ``i`` written: a tracked component's readers see
     it in ``changed()`` (its stamp is set to 0, "written, not yet
@@ -783,14 +818,9 @@ def _touch(self, i):  # type: ignore[no-untyped-def]
         return None
     if COLUMN_PREFIX + "_stamps" not in self.field_dict:
         return lambda self, i: self.contains(i)
-
-    def impl(self, i):  # type: ignore[no-untyped-def]
-        p = find(self.sparse, self.dense, self.n, key_of(self, i))
-        if p >= 0:
-            self._col__stamps[p, 1] = 0
-        return p >= 0
-
-    return impl
+    return lambda self, i: nrt_free_call(  # type: ignore[call-arg]
+        touch_in_place, (self, key_of(self, i))
+    )
 
 
 @typed_njit(**NO_NRT)
@@ -850,7 +880,9 @@ def _rollback(self, token):  # type: ignore[no-untyped-def]
             set_array_rollback, (self, token)
         )
     if kind is Kind.SET:
-        return lambda self, token: set_rollback(self, token)
+        return lambda self, token: nrt_free_call(  # type: ignore[call-arg]
+            rollback_in_place, (self, token)
+        )
     return None
 
 
