@@ -5,6 +5,7 @@ sees the result (and the other way round), including growth, removals while
 iterating, adds while iterating, and checkpoints.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -304,6 +305,31 @@ def test_world_rows_count_references_only_around_the_loop():
         twin = w[name].jit
         increfs, decrefs = _reference_counts(_loop_over_world_rows, twin, handles)
         assert increfs == decrefs <= 2
+
+
+@pytest.mark.skipif(
+    not numba.config.BOUNDSCHECK, reason="the reference-count tests ran in this process"
+)
+def test_reference_counts_hold_in_code_compiled_without_bounds_checks(tmp_path):
+    """Under ``NUMBA_BOUNDSCHECK=1``, as CI runs the suite, the
+    reference-count tests above skip (every access there has a raise
+    path). They run here instead, in a fresh process compiled without
+    bounds checks, so that every run of the suite proves them once."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_BOUNDSCHECK"}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+    # The four tests by name ("references"), none of the suite's options.
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    command += ["-o", "addopts=", "-k", "references", __file__]
+    run = subprocess.run(
+        command,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert re.search(r"\b4 passed\b", run.stdout), run.stdout[-2000:]
 
 
 @njit
