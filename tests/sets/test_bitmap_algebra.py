@@ -207,3 +207,21 @@ def test_contains_keeps_a_bitmap_only_where_it_pays():
     few = SparseSet.from_ids([1, 1 << 30])
     assert few.contains([1, 2, 3]).tolist() == [True, False, False]
     assert few._engine.member_bits(build=False) is None
+
+
+def test_a_rollback_drops_the_kept_bitmap():
+    # A rollback brings back an (n, epoch) the set had with other members:
+    # after checkpoint, discard(0), rollback and discard(1), n and epoch
+    # are as they were after discard(0) alone.
+    s = SparseSet(capacity=1_000)
+    s.add(np.arange(5))
+    token = s.checkpoint()
+    s.discard(0)
+    probes = np.arange(5).repeat(400)
+    assert s.contains(probes)[::400].tolist() == [False, True, True, True, True]
+    assert s._engine.member_bits(build=False) is not None
+    s.rollback(token)
+    s.discard(1)
+    assert sorted(s.ids.tolist()) == [0, 2, 3, 4]
+    assert s.contains(probes)[::400].tolist() == [True, False, True, True, True]
+    assert s == SparseSet.from_ids([0, 2, 3, 4])

@@ -292,6 +292,7 @@ class SparseSetMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def rollback(self, data):
         rec = data.draw(st.sampled_from(self._tokens("live")))
+        before = len(self.order)
         self.s.rollback(rec.token)
         self.model = set(rec.snap)
         self._adopt_order()
@@ -299,6 +300,24 @@ class SparseSetMachine(RuleBasedStateMachine):
             if t.seq > rec.seq:
                 t.state = "dead"
         rec.state = "maybe"
+        restored = len(self.order) - before
+        if restored and data.draw(st.booleans(), label="then as many discarded"):
+            # At once, with no query between (the invariants' queries would
+            # make anything kept about the members anew): as many removals
+            # as the rollback restored bring back the size and epoch the
+            # set had before it, with other members.
+            gone = data.draw(
+                st.lists(
+                    st.sampled_from(self.order),
+                    min_size=restored,
+                    max_size=restored,
+                    unique=True,
+                ),
+                label="discarded",
+            )
+            swap_and_pop(self.order, gone)
+            assert self.s.discard(gone) == restored
+            self.model.difference_update(gone)
 
     @precondition(lambda self: any(t.state == "dead" for t in self.tokens))
     @rule(data=st.data())

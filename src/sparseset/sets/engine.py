@@ -664,11 +664,12 @@ class SetEngine:
         its ids (not flat), a twin's state, or when ``build`` is False and
         none is kept.
 
-        Every change of membership moves ``n`` or ``epoch`` (an add of a
-        new member bumps ``epoch``, a removal lowers ``n``, a rollback
-        restores both with the members they had), so a kept bitmap is
-        valid exactly while the state, ``n`` and ``epoch`` are unchanged:
-        adds and removals pay nothing for it.
+        Every add of a new member bumps ``epoch`` and every removal lowers
+        ``n``; between rollbacks no ``(n, epoch)`` comes back, so a kept
+        bitmap is valid exactly while the state, ``n`` and ``epoch`` are
+        unchanged, and adds and removals pay nothing for it. A rollback
+        that restores members drops it: after it, removals can reach an
+        ``(n, epoch)`` the set had before with other members.
 
         Examples
         --------
@@ -914,6 +915,11 @@ class SetEngine:
         # Removals only swap ids past n, so restoring n restores them; a hash
         # index erased them, and gets them back.
         kernels.reindex(a.sparse, a.dense, a.n, count)
+        if count != a.n:
+            # The members come back with the n and epoch they had, which
+            # other removals could reach from here with other members
+            # (a kept bitmap names its members by state, n and epoch).
+            self.bits = None
         a.n = int(count)
         a.depth = int(token[1]) + 1
 
