@@ -749,6 +749,18 @@ class TwinMachine(RuleBasedStateMachine):
         self.model.clear()
         self._kill_tokens()
 
+    @rule(capacity=st.sampled_from([0, 8, 61, 200]))
+    def new_twin(self, capacity):
+        """The members in a new set and twin: on a flat index, a member
+        bitmap valid again, which only the twin's adds keep in step."""
+        order = self.s.ids.tolist()
+        self.s = SparseSet(capacity=capacity, index=self.kind)
+        self.s.add(order)
+        self.js = self.s.jit
+        self._kill_tokens()
+        if self.kind == "flat":
+            assert (self.js.bits_n, self.js.bits_epoch) == (self.js.n, self.js.epoch)
+
     @invariant()
     def matches_the_model(self):
         ids = self.s.ids
@@ -767,6 +779,49 @@ class TwinMachine(RuleBasedStateMachine):
 def test_twin_state_machine(kind):
     machine = type(f"TwinMachine_{kind}", (TwinMachine,), {"kind": kind})
     run_state_machine_as_test(machine)
+
+
+def test_a_flat_set_twin_keeps_its_member_bitmap_in_step_with_its_adds():
+    s = SparseSet(capacity=100)
+    s.add([3, 5])
+    before = s.nbytes
+    js = s.jit
+    assert s.nbytes == before + js.member_bits.nbytes == before + 2 * 8
+
+    def current():
+        return (js.bits_n, js.bits_epoch) == (js.n, js.epoch)
+
+    def bitmap_members():
+        bits = np.unpackbits(js.member_bits.view(np.uint8), bitorder="little")
+        return set(np.flatnonzero(bits).tolist())
+
+    assert current() and bitmap_members() == {3, 5}
+    assert add_all(js, np.array([7, 3, 150, 7])) == 2  # 150 grows the index
+    assert current() and bitmap_members() == {3, 5, 7, 150} == set(s)
+    assert js.member_bits.shape[0] * 64 >= s.capacity > 150
+    found, _ = query(js, np.arange(160))
+    assert set(np.flatnonzero(found).tolist()) == {3, 5, 7, 150}
+    s.discard(7)  # from Python: the bitmap is stale from now on
+    assert not current()
+    found, _ = query(js, np.array([7, 5, 150]))
+    assert found.tolist() == [False, True, True]
+    assert add_all(js, np.array([7, 8])) == 2 and not current()
+    assert sorted(s) == [3, 5, 7, 8, 150]
+
+
+def test_a_twin_handed_out_under_a_live_checkpoint_starts_with_a_stale_bitmap():
+    # A rollback could bring back members the bitmap would not hold, and
+    # removals from there reach its n with other members.
+    s = SparseSet.from_ids([1, 2, 3])
+    token = s.checkpoint()
+    s.discard(1)
+    js = s.jit
+    assert (js.bits_n, js.bits_epoch) == (-1, -1)
+    s.rollback(token)
+    s.discard(2)
+    found, _ = query(js, np.array([1, 2, 3]))
+    assert found.tolist() == [True, False, True]
+    assert not hasattr(SparseSet(index="hash").jit, "member_bits")
 
 
 def test_every_shared_state_is_of_the_one_type():

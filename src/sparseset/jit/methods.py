@@ -39,6 +39,11 @@ raised by the body itself, which needs no NRT for it; a rare path that
 allocates (growth, a full removal log) is called the
 same way where the common path answers -1 (:func:`common_or_rare`).
 
+A set's twin over a flat index keeps a member bitmap in step with its
+adds (:data:`~.types.BITS_FIELDS`): while it is current, ``contains`` and
+``add`` of a member read one bit (:func:`contains_in_step`,
+:func:`add_in_step`).
+
 A SetArray's methods never raise at all (see :mod:`sparseset.kernels.set_rows`):
 a set number outside the array reads as an empty set, and ``rollback``
 returns whether the token was live.
@@ -83,6 +88,7 @@ from .types import (
     TwinType,
     column_arrays,
     column_rows,
+    keeps_bits,
     kind_of,
     replace_columns,
 )
@@ -304,10 +310,12 @@ def _index(self, i):  # type: ignore[no-untyped-def]
 def _add(self, i):  # type: ignore[no-untyped-def]
     if kind_of(self) is Kind.SET_ARRAY:
         return None
+    if keeps_bits(self):
+        return lambda self, i: _add_key_in_step(self, i, key_of(self, i)) > 0
     return lambda self, i: _add_key(self, i, key_of(self, i)) > 0
 
 
-def common_or_rare(common: Any, rare: Any) -> Any:
+def common_or_rare(common: Any, rare: Any, inline: bool = False) -> Any:
     """An intrinsic ``(twin, i, key)``: ``common(twin, key)``, a dispatcher
     compiled without NRT, and where that answers -1, ``rare(twin, i)``.
 
@@ -329,6 +337,7 @@ def common_or_rare(common: Any, rare: Any) -> Any:
                 common,
                 types.int64(twin, key),
                 (twin_value, key_value),
+                inline=inline,
             )
             result = cgutils.alloca_once_value(builder, first)
             with cgutils.if_unlikely(
@@ -464,6 +473,93 @@ def add_after_room(twin: Any, i: Int) -> int:
 
 
 _add_key = common_or_rare(add_in_place, add_after_room)
+
+
+# -- a set twin's member bitmap, kept in step by its adds ---------------------
+#
+# A plain set's twin over a flat index holds its members as a bitmap too
+# (types.BITS_FIELDS), valid while n and epoch are bits_n and bits_epoch.
+# Only these adds tag it, right after an add, when n is the most members
+# the new epoch has: removals (which lower n) and rollbacks (which restore
+# an n the epoch had) only permute dense[:n] within that prefix, so every
+# state with the tagged n and epoch has the tagged members. Every other
+# change of membership moves n or epoch past the tags, which then stay
+# behind: the bitmap is dropped without anyone clearing it.
+
+
+@register_jitable(inline="always")
+def _bit_of(bits: np.ndarray, key: Int) -> tuple[np.uint64, np.uint64, Bool]:
+    """``(word, bit)`` of ``key`` in ``bits``, and whether it is in range
+    (never for a negative key)."""
+    word = np.uint64(key) >> np.uint64(6)
+    bit = np.uint64(1) << (np.uint64(key) & np.uint64(63))
+    return word, bit, word < np.uint64(bits.shape[0])
+
+
+@typed_njit(**NO_NRT)
+def contains_in_step(twin: Any, key: Int) -> Bool:
+    """``contains`` on a twin that keeps a member bitmap: one bit while it
+    is valid, else the index."""
+    bits: np.ndarray = twin.member_bits
+    word, bit, inside = _bit_of(bits, key)
+    if inside and twin.bits_n == twin.n and twin.bits_epoch == twin.epoch:
+        held: np.uint64 = bits[word]
+        return bool(held & bit != np.uint64(0))
+    return find(twin.sparse, twin.dense, twin.n, key) >= 0
+
+
+@typed_njit(**NO_NRT)
+def add_in_step(twin: Any, key: Int) -> int:
+    """``add``'s common path on a twin that keeps a member bitmap: while it
+    is valid, a member is known by one bit, and a new id goes in without
+    reading the index, the bitmap and its tags kept in step; otherwise
+    :func:`add_in_place` (-1 where room must be made first)."""
+    n = twin.n
+    epoch = twin.epoch
+    bits = twin.member_bits
+    word, bit, inside = _bit_of(bits, key)
+    if inside and twin.bits_n == n and twin.bits_epoch == epoch:
+        held = bits[word]
+        if held & bit:
+            return np.int64(0)  # type: ignore[return-value]
+        sparse = twin.sparse
+        dense = twin.dense
+        if n < dense.shape[0] and np.uint64(key) < np.uint64(sparse.shape[0]):
+            bits[word] = held | bit
+            sparse[key] = n
+            dense[n] = key
+            twin.n = n + 1
+            twin.epoch = epoch + 1
+            twin.bits_n = n + 1
+            twin.bits_epoch = epoch + 1
+            return np.int64(1)  # type: ignore[return-value]
+    return add_in_place(twin, key)
+
+
+def add_after_room_in_step(twin: Any, i: Int) -> int:
+    """``add``'s rare path on a twin that keeps a member bitmap: as
+    :func:`add_after_room`, the bitmap grown with the index and kept in
+    step if it was valid."""
+    n = twin.n
+    valid = twin.bits_n == n and twin.bits_epoch == twin.epoch
+    added = added_at(twin, n, twin.make_room(i))
+    if valid:
+        bits = twin.member_bits
+        words = (twin.sparse.shape[0] + 63) // 64
+        if bits.shape[0] < words:
+            grown = np.zeros(words, np.uint64)
+            grown[: bits.shape[0]] = bits
+            twin.member_bits = grown
+            bits = grown
+        # A plain set's twin: the id is its key.
+        word, bit, _ = _bit_of(bits, i)
+        bits[word] |= bit
+        twin.bits_n = twin.n
+        twin.bits_epoch = twin.epoch
+    return added
+
+
+_add_key_in_step = common_or_rare(add_in_step, add_after_room_in_step, inline=True)
 
 
 @overload_method(TwinType, "make_room")
@@ -722,6 +818,10 @@ def _contains(self, i, v=None):  # type: ignore[no-untyped-def]
         )
     if _given(v):
         return None
+    if keeps_bits(self):
+        return lambda self, i, v=None: nrt_free_call(  # type: ignore[call-arg]
+            contains_in_step, (self, key_of(self, i))
+        )
     # find answers absent for any id the index never holds, negative
     # included (and key_of gives -1 for a dead handle).
     return lambda self, i, v=None: (

@@ -22,6 +22,7 @@ import numpy as np
 
 from .proxy import SetArrayState, Twin
 from .types import (
+    BITS_FIELDS,
     COLUMN_PREFIX,
     ENTITY_FIELDS,
     REMOVAL_FIELDS,
@@ -45,12 +46,15 @@ def make_twin(
     columns: dict[str, Any],
     entities: tuple[Any, Any] | None = None,
     removal_log: bool = False,
+    member_bits: tuple[np.ndarray, int, int] | None = None,
 ) -> Twin:
     """A twin holding ``state``'s arrays (no copy), counters and checkpoint
     stack, and its columns ``_col_<name>`` for each name of ``columns``;
     with ``entities`` (a world's generations and liveness), one that takes
     handles; with ``removal_log`` too, one whose ``remove`` logs the
-    handles it removes (a tracked component's).
+    handles it removes (a tracked component's); with ``member_bits``
+    (``(bitmap, n, epoch)``: the members as a bitmap, valid at that ``n``
+    and ``epoch``), a set's twin that keeps it in step with its adds.
 
     Notes
     -----
@@ -86,6 +90,10 @@ def make_twin(
     for name in columns:
         names.append(COLUMN_PREFIX + name)
         values.append(getattr(state, COLUMN_PREFIX + name))
+    if member_bits is not None:
+        bits, n, epoch = member_bits
+        names += BITS_FIELDS
+        values += [bits, np.int64(n), np.int64(epoch)]
     twin: Twin = _built(names, values)
     return twin
 

@@ -13,7 +13,8 @@ The fields say which kind of state a type is (:func:`kind_of`):
 
 - a set's twin: :data:`TWIN_FIELDS` (``sparse``, ``dense``, ``n``,
   ``epoch`` and the checkpoint stack ``marks``, ``depth``, ``stamp``,
-  ``owner``);
+  ``owner``), then over a flat index :data:`BITS_FIELDS` (a member
+  bitmap its adds keep in step);
 - a store's twin: those, then one ``_col_<name>`` field per column;
 - a World store's twin: those, then :data:`ENTITY_FIELDS` (the world's
   ``generations`` and ``alive``) before the columns;
@@ -57,6 +58,11 @@ from ..kernels import handles_of
 
 #: Fields every twin has, in this order; entities and columns follow.
 TWIN_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owner")
+#: A set's twin over a flat index also keeps its members as a bitmap (bit
+#: ``x`` of word ``x // 64``), valid while ``n`` and ``epoch`` equal
+#: ``bits_n`` and ``bits_epoch``: its ``add`` keeps it in step, and
+#: ``contains`` and ``add`` of a member read one bit (see :mod:`.methods`).
+BITS_FIELDS = ("member_bits", "bits_n", "bits_epoch")
 #: A World store's twin also holds the world's entity arrays.
 ENTITY_FIELDS = ("generations", "alive")
 #: The twins' methods (:mod:`.methods`): a column of the same name is
@@ -138,6 +144,20 @@ def kind_of(state: TwinType) -> Kind:
     if column_names(state):
         return Kind.STORE
     return Kind.SET
+
+
+def keeps_bits(state: TwinType) -> bool:
+    """Whether a twin type keeps a member bitmap (:data:`BITS_FIELDS`).
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> from numba import typeof
+    >>> flat, hashed = SparseSet().jit, SparseSet(index="hash").jit
+    >>> keeps_bits(typeof(flat)), keeps_bits(typeof(hashed))
+    (True, False)
+    """
+    return BITS_FIELDS[0] in state.field_dict
 
 
 def column_names(state: TwinType) -> list[str]:
@@ -544,6 +564,7 @@ def set_all_fields(struct: structref.StructRefProxy, values: tuple[Any, ...]) ->
 
 
 __all__ = [
+    "BITS_FIELDS",
     "COLUMN_PREFIX",
     "ENTITY_FIELDS",
     "METHOD_NAMES",
@@ -557,6 +578,7 @@ __all__ = [
     "column_arrays",
     "column_names",
     "column_rows",
+    "keeps_bits",
     "kind_of",
     "read_field",
     "replace_columns",

@@ -461,13 +461,43 @@ class SetEngine:
     ) -> Any:
         """The jit twin of this state, made on first use; from then on the
         twin holds the state (see :mod:`sparseset.jit`). ``removal_log``:
-        its ``remove`` logs handles (a tracked World store's)."""
+        its ``remove`` logs handles (a tracked World store's).
+
+        A plain set's twin over a flat index gets the members as a bitmap
+        too, which its adds keep in step (see :data:`~sparseset.jit.types.BITS_FIELDS`):
+        O(n + capacity / 64) for n members, once.
+        """
         if self.twin is None:
             from ..jit import make_twin
 
-            twin = make_twin(self.state, schema, entities, removal_log)
+            bits = None
+            if self.kind.counts_ids and not schema and entities is None:
+                bits = self._bits_for_twin()
+            twin = make_twin(self.state, schema, entities, removal_log, bits)
             self.twin = self.state = twin
         return self.twin
+
+    def _bits_for_twin(self) -> tuple[np.ndarray, int, int]:
+        """A member bitmap over the whole index for a new twin, with the
+        ``n`` and ``epoch`` it is valid at.
+
+        Valid from now on wherever ``n`` and ``epoch`` are these: only
+        with no live checkpoint, since a rollback to one could bring back
+        more members, and removals from there reach this ``n`` with other
+        ones. (The twin's adds tag it likewise right after each add, when
+        ``n`` is the most members the new epoch has.)
+        """
+        a = self.state
+        words = -(-a.sparse.shape[0] // 64)  # a flat index: a slot per id
+        kept = self.member_bits(build=False)
+        if kept is not None and kept.shape[0] == words:
+            bits = kept.copy()
+        else:
+            bits = np.zeros(words, np.uint64)
+            mark_members(bits, a.dense, a.n)
+        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
+            return bits, -1, -1
+        return bits, int(a.n), int(a.epoch)
 
     # -- size and storage -------------------------------------------------
 
@@ -494,6 +524,8 @@ class SetEngine:
         """Bytes held by the index, ``dense`` and a kept member bitmap."""
         a = self.state
         kept = 0 if self.bits is None else int(self.bits[3].nbytes)
+        if self.twin is not None and "member_bits" in self.twin._field_names():
+            kept += int(self.twin.member_bits.nbytes)
         if type(a) is PendingMembers:  # the kept bitmap is its members
             return kept
         if type(a) is PendingIndex:
