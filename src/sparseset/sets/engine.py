@@ -524,8 +524,9 @@ class SetEngine:
         """Bytes held by the index, ``dense`` and a kept member bitmap."""
         a = self.state
         kept = 0 if self.bits is None else int(self.bits[3].nbytes)
-        if self.twin is not None and "member_bits" in self.twin._field_names():
-            kept += int(self.twin.member_bits.nbytes)
+        twin_bits = getattr(self.twin, "member_bits", None)
+        if twin_bits is not None:
+            kept += int(twin_bits.nbytes)
         if type(a) is PendingMembers:  # the kept bitmap is its members
             return kept
         if type(a) is PendingIndex:
