@@ -23,13 +23,14 @@ def _queens(domains: SetArrayState, n: int, row: int) -> int:
     if row == n:
         return 1
     count = 0
-    # Only later rows lose values below, so this row's members stay put.
-    free = domains.values(row)
     # One checkpoint for all the placements in this row: rolling back to a
     # token keeps it live.
     token = domains.checkpoint()
-    for j in range(free.shape[0]):
-        column = free[j]
+    # Only later rows lose values below, so this row's members stay put.
+    # Its view is taken per placement: one held across the recursive call
+    # would keep a reference counted around every call.
+    for j in range(domains.size(row)):
+        column = domains.values(row)[j]
         alive = True
         for r in range(row + 1, n):
             d = r - row
