@@ -749,6 +749,11 @@ class TwinMachine(RuleBasedStateMachine):
         self.model.clear()
         self._kill_tokens()
 
+    @rule()
+    def sort(self):
+        self.s.sort()
+        self._kill_tokens()
+
     @rule(capacity=st.sampled_from([0, 8, 61, 200]))
     def new_twin(self, capacity):
         """The members in a new set and twin: on a flat index, a member
@@ -801,12 +806,19 @@ def test_a_flat_set_twin_keeps_its_member_bitmap_in_step_with_its_adds():
     assert js.member_bits.shape[0] * 64 >= s.capacity > 150
     found, _ = query(js, np.arange(160))
     assert set(np.flatnonzero(found).tolist()) == {3, 5, 7, 150}
-    s.discard(7)  # from Python: the bitmap is stale from now on
+    assert s.add(np.array([9, 3, 300])) == 2  # a batch from Python keeps it
+    s.sort()  # and so does a sort
+    assert current() and bitmap_members() == {3, 5, 7, 9, 150, 300} == set(s)
+    s.discard(7)  # a removal leaves it stale
     assert not current()
     found, _ = query(js, np.array([7, 5, 150]))
     assert found.tolist() == [False, True, True]
     assert add_all(js, np.array([7, 8])) == 2 and not current()
-    assert sorted(s) == [3, 5, 7, 8, 150]
+    assert sorted(s) == [3, 5, 7, 8, 9, 150, 300]
+    s.clear()  # which makes it current again, empty
+    assert current() and bitmap_members() == set()
+    assert add_all(js, np.array([4, 4, 6])) == 2
+    assert current() and bitmap_members() == {4, 6} == set(s)
 
 
 def test_a_twin_handed_out_under_a_live_checkpoint_starts_with_a_stale_bitmap():

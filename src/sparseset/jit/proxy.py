@@ -21,7 +21,15 @@ from ..kernels import find
 from ..kernels.array_types import Int
 from ..kernels.index.kinds import Index
 from . import methods  # noqa: F401  (registers what the calls below compile)
-from .types import COLUMN_PREFIX, Kind, TwinType, all_fields, kind_of, set_all_fields
+from .types import (
+    BITS_FIELDS,
+    COLUMN_PREFIX,
+    Kind,
+    TwinType,
+    all_fields,
+    kind_of,
+    set_all_fields,
+)
 
 
 class StateProxy(structref.StructRefProxy):
@@ -166,6 +174,34 @@ class Twin(StateProxy):
         O(n) for n members: from Python, a copy.
         """
         return _ids(self)
+
+    # A flat set's twin's member bitmap (see .types.BITS_FIELDS), for the
+    # set's batches that keep it in step.
+
+    def current_bits(self) -> np.ndarray | None:
+        """The member bitmap if this twin keeps one and it is current; O(1).
+
+        Examples
+        --------
+        >>> from sparseset import SparseSet
+        >>> SparseSet.from_ids([1, 3]).jit.current_bits().tolist()
+        [10]
+        """
+        if BITS_FIELDS[0] not in self._field_names():
+            return None
+        current, bits = _current_bits(self)
+        return bits if current else None
+
+    def tag_bits(self) -> None:
+        """Tag the member bitmap current at the present ``n`` and ``epoch``
+        (its caller has made it so); O(1)."""
+        _tag_bits(self)
+
+    def clear_bits(self) -> None:
+        """Zero the member bitmap, if this twin keeps one, and tag it
+        current (for a set just cleared); O(capacity / 64)."""
+        if BITS_FIELDS[0] in self._field_names():
+            _clear_bits(self)
 
     # The methods, callable from Python too (each a cached @njit call).
 
@@ -364,6 +400,24 @@ def _get_n(twin: Twin) -> int:
 @njit(cache=True)
 def _set_n(twin: Twin, n: int) -> None:
     twin.n = n  # type: ignore[misc]
+
+
+@njit(cache=True)
+def _current_bits(twin: Twin) -> tuple[bool, np.ndarray]:
+    current = twin.bits_n == twin.n and twin.bits_epoch == twin.epoch
+    return current, twin.member_bits
+
+
+@njit(cache=True)
+def _tag_bits(twin: Twin) -> None:
+    twin.bits_n = twin.n
+    twin.bits_epoch = twin.epoch
+
+
+@njit(cache=True)
+def _clear_bits(twin: Twin) -> None:
+    twin.member_bits[:] = 0
+    _tag_bits(twin)
 
 
 @njit(cache=True)

@@ -576,9 +576,12 @@ class SetEngine:
         a = self.state
         n = a.n
         arr, scalar = as_ids(ids)
+        bits = self.twin_bits()
         a.n = self.insert(arr, scalar, ids, None)
         if a.n != n:
             a.epoch += 1
+            if bits is not None:
+                self._mark_in_twin_bits(bits, n)
         return int(a.n - n)
 
     def fill(self, members: np.ndarray) -> None:
@@ -821,9 +824,46 @@ class SetEngine:
         )
 
     def clear(self) -> None:
-        """Remove every member in O(1); invalidates checkpoints."""
+        """Remove every member in O(1) (O(capacity / 64) where a twin keeps
+        a member bitmap, which is zeroed and current again); invalidates
+        checkpoints."""
         self.state.n = 0
         self.state.epoch += 1
+        if self.twin is not None:
+            self.twin.clear_bits()
+
+    # -- a twin's member bitmap, kept in step by the batches that pay for it --
+    #
+    # The twin's own adds keep its bitmap (see sparseset.jit.methods); of
+    # the batches from Python, an add, a sort and a clear keep it too, each
+    # tagging it right after bumping the epoch, when n is the most members
+    # the new epoch has (where the twin's adds tag it, for the same
+    # reason). Any other change leaves it stale.
+
+    def twin_bits(self) -> np.ndarray | None:
+        """The twin's member bitmap if it has one and it is current.
+
+        Examples
+        --------
+        >>> from sparseset import SparseSet
+        >>> s = SparseSet.from_ids([2, 5]); bits = s._engine.twin_bits()
+        >>> bits is None, s.jit is not None, s._engine.twin_bits().tolist()
+        (True, True, [36])
+        """
+        return None if self.twin is None else self.twin.current_bits()
+
+    def _mark_in_twin_bits(self, bits: np.ndarray, first: int) -> None:
+        """Mark ``dense[first:n]``, just added, in the twin's bitmap (current
+        before they were), grown to the index first, and tag it."""
+        twin = self.twin
+        words = -(-twin.sparse.shape[0] // 64)
+        if bits.shape[0] < words:
+            grown = np.zeros(words, np.uint64)
+            grown[: bits.shape[0]] = bits
+            twin.member_bits = bits = grown
+        n = twin.n
+        mark_members(bits, twin.dense[first:n], n - first)
+        twin.tag_bits()
 
     def pop(self) -> int:
         """Remove and return the last member in dense order."""
@@ -837,8 +877,11 @@ class SetEngine:
     def sort(self) -> None:
         """Put the members in ascending order; invalidates checkpoints."""
         a = self.state
+        bits = self.twin_bits()
         kernels.sort(a.sparse, a.dense, a.n)
         a.epoch += 1
+        if bits is not None:  # the same members
+            self.twin.tag_bits()
 
     # -- queries ----------------------------------------------------------
 

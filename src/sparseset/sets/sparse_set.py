@@ -801,6 +801,11 @@ class SparseSet(MutableSet[int], Guarded):
     def clear(self) -> None:
         """Remove every member in O(1). Invalidates checkpoints.
 
+        Notes
+        -----
+        O(1), or O(capacity / 64) on a flat set whose twin keeps a member
+        bitmap (zeroed here, and current again: see :attr:`jit`).
+
         Examples
         --------
         >>> s = SparseSet.from_ids([1, 2]); s.clear(); len(s)
