@@ -39,8 +39,8 @@ raised by the body itself, which needs no NRT for it; a rare path that
 allocates (growth, a full removal log) is called the
 same way where the common path answers -1 (:func:`common_or_rare`).
 
-A set's twin over a flat index keeps a member bitmap in step with its
-adds (:data:`~.types.BITS_FIELDS`): while it is current, ``contains`` and
+A set's twin over a flat index keeps a member bitmap in step
+(:data:`~.types.BITS_FIELDS`): while it is current, ``contains`` and
 ``add`` of a member read one bit (:func:`contains_in_step`,
 :func:`add_in_step`).
 
@@ -76,12 +76,14 @@ from ..kernels import (
     swap_remove,
     unindex,
 )
+from ..kernels.algebra import mark_members, unmark_members
 from ..kernels.array_types import Bool, Int, IntArray, typed_njit
 from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
 from ..kernels.options import NO_NRT
 from ..kernels.set_rows import roll_back, row_contains, row_remove, row_size
 from .types import (
+    BITS_FIELDS,
     COLUMN_PREFIX,
     REMOVAL_FIELDS,
     Kind,
@@ -475,16 +477,16 @@ def add_after_room(twin: Any, i: Int) -> int:
 _add_key = common_or_rare(add_in_place, add_after_room)
 
 
-# -- a set twin's member bitmap, kept in step by its adds ---------------------
+# -- a set twin's member bitmap, kept in step ---------------------------------
 #
 # A plain set's twin over a flat index holds its members as a bitmap too
-# (types.BITS_FIELDS), valid while n and epoch are bits_n and bits_epoch.
-# Only these adds tag it, right after an add, when n is the most members
-# the new epoch has: removals (which lower n) and rollbacks (which restore
-# an n the epoch had) only permute dense[:n] within that prefix, so every
-# state with the tagged n and epoch has the tagged members. Every other
-# change of membership moves n or epoch past the tags, which then stay
-# behind: the bitmap is dropped without anyone clearing it.
+# (types.BITS_FIELDS), current while n and epoch are bits_n and bits_epoch.
+# Each method here that changes the members keeps a current bitmap in step
+# and tags it with the n and epoch it leaves; any other change moves n or
+# epoch past the tags. Only a rollback (here or from Python) brings an n
+# and epoch back, so a rollback of a stale bitmap tags it stale for good
+# (bits_n -1): removals from there could reach its old tags with other
+# members. A clear (from Python) makes it current again.
 
 
 @register_jitable(inline="always")
@@ -500,12 +502,15 @@ def _bit_of(bits: np.ndarray, key: Int) -> tuple[np.uint64, np.uint64, Bool]:
 def contains_in_step(twin: Any, key: Int) -> Bool:
     """``contains`` on a twin that keeps a member bitmap: one bit while it
     is valid, else the index."""
-    bits: np.ndarray = twin.member_bits
-    word, bit, inside = _bit_of(bits, key)
-    if inside and twin.bits_n == twin.n and twin.bits_epoch == twin.epoch:
-        held: np.uint64 = bits[word]
-        return bool(held & bit != np.uint64(0))
-    return find(twin.sparse, twin.dense, twin.n, key) >= 0
+    n = twin.n
+    # The tags first: a stale bitmap costs a compare or two, not its loads.
+    if twin.bits_n == n and twin.bits_epoch == twin.epoch:
+        bits: np.ndarray = twin.member_bits
+        word, bit, inside = _bit_of(bits, key)
+        if inside:
+            held: np.uint64 = bits[word]
+            return bool(held & bit != np.uint64(0))
+    return find(twin.sparse, twin.dense, n, key) >= 0
 
 
 @typed_njit(**NO_NRT)
@@ -516,23 +521,24 @@ def add_in_step(twin: Any, key: Int) -> int:
     :func:`add_in_place` (-1 where room must be made first)."""
     n = twin.n
     epoch = twin.epoch
-    bits = twin.member_bits
-    word, bit, inside = _bit_of(bits, key)
-    if inside and twin.bits_n == n and twin.bits_epoch == epoch:
-        held = bits[word]
-        if held & bit:
-            return np.int64(0)  # type: ignore[return-value]
-        sparse = twin.sparse
-        dense = twin.dense
-        if n < dense.shape[0] and np.uint64(key) < np.uint64(sparse.shape[0]):
-            bits[word] = held | bit
-            sparse[key] = n
-            dense[n] = key
-            twin.n = n + 1
-            twin.epoch = epoch + 1
-            twin.bits_n = n + 1
-            twin.bits_epoch = epoch + 1
-            return np.int64(1)  # type: ignore[return-value]
+    if twin.bits_n == n and twin.bits_epoch == epoch:
+        bits = twin.member_bits
+        word, bit, inside = _bit_of(bits, key)
+        if inside:
+            held = bits[word]
+            if held & bit:
+                return np.int64(0)  # type: ignore[return-value]
+            sparse = twin.sparse
+            dense = twin.dense
+            if n < dense.shape[0] and np.uint64(key) < np.uint64(sparse.shape[0]):
+                bits[word] = held | bit
+                sparse[key] = n
+                dense[n] = key
+                twin.n = n + 1
+                twin.epoch = epoch + 1
+                twin.bits_n = n + 1
+                twin.bits_epoch = epoch + 1
+                return np.int64(1)  # type: ignore[return-value]
     return add_in_place(twin, key)
 
 
@@ -560,6 +566,100 @@ def add_after_room_in_step(twin: Any, i: Int) -> int:
 
 
 _add_key_in_step = common_or_rare(add_in_step, add_after_room_in_step, inline=True)
+
+
+def bits_current(twin: Any) -> bool:
+    """Whether ``twin`` keeps a member bitmap that is current (in compiled
+    code, decided per twin type: see the overload).
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> bits_current(SparseSet().jit), bits_current(SparseSet(index="hash").jit)
+    (True, False)
+    """
+    return bool(twin.current_bits() is not None)
+
+
+@overload(bits_current, inline="always")
+def _bits_current(twin):  # type: ignore[no-untyped-def]
+    if keeps_bits(twin):
+        return lambda twin: twin.bits_n == twin.n and twin.bits_epoch == twin.epoch
+    return lambda twin: False
+
+
+def bits_removed(twin: Any, before: Int, current: bool) -> None:
+    """Clear the bits of ``dense[n:before]``, just removed, and tag the
+    bitmap, if ``twin`` keeps one and it was ``current`` before.
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> twin = SparseSet.from_ids([1, 2]).jit
+    >>> twin.n = 1; bits_removed(twin, 2, True); twin.current_bits().tolist()
+    [2]
+    """
+    bits = getattr(twin, BITS_FIELDS[0], None)
+    if current and bits is not None:
+        n = twin.n
+        unmark_members(bits, twin.dense[n:before], before - n)
+        twin.tag_bits()
+
+
+@overload(bits_removed, inline="always")
+def _bits_removed(twin, before, current):  # type: ignore[no-untyped-def]
+    if not keeps_bits(twin):
+        return lambda twin, before, current: None
+
+    def impl(twin, before, current):  # type: ignore[no-untyped-def]
+        if current:
+            bits = twin.member_bits
+            for k in range(twin.n, before):
+                word, bit, _ = _bit_of(bits, twin.dense[k])
+                bits[word] &= ~bit
+            twin.bits_n = twin.n
+
+    return impl
+
+
+def bits_restored(twin: Any, before: Int, current: bool) -> None:
+    """After a rollback from ``n = before``: set the bits of
+    ``dense[before:n]``, restored, and tag the bitmap, if ``twin`` keeps
+    one and it was ``current`` before; else tag it stale until a clear.
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> twin = SparseSet.from_ids([1, 2]).jit
+    >>> bits_restored(twin, 1, False); twin.current_bits() is None
+    True
+    """
+    bits = getattr(twin, BITS_FIELDS[0], None)
+    if bits is not None:
+        n = twin.n
+        if current:
+            mark_members(bits, twin.dense[before:n], n - before)
+        twin.tag_bits(current)
+
+
+@overload(bits_restored, inline="always")
+def _bits_restored(twin, before, current):  # type: ignore[no-untyped-def]
+    if not keeps_bits(twin):
+        return lambda twin, before, current: None
+
+    def impl(twin, before, current):  # type: ignore[no-untyped-def]
+        if current:
+            bits = twin.member_bits
+            for k in range(before, twin.n):
+                word, bit, _ = _bit_of(bits, twin.dense[k])
+                bits[word] |= bit
+            twin.bits_n = twin.n
+        else:
+            # Removals from here could reach the old tags with other
+            # members: stale until a clear.
+            twin.bits_n = -1
+
+    return impl
 
 
 @overload_method(TwinType, "make_room")
@@ -636,8 +736,12 @@ def rollback_in_place(twin: Any, token: tuple[Int, Int, Int]) -> None:
             "not a live checkpoint of this set: an add, clear, sort or growth "
             "since it was taken, or a rollback to an older one, invalidated it"
         )
-    reindex(twin.sparse, twin.dense, twin.n, count)
+    n = twin.n
+    current = bits_current(twin)
+    reindex(twin.sparse, twin.dense, n, count)
     twin.n = count
+    if count != n:
+        bits_restored(twin, n, current)
     twin.depth = token[1] + 1
 
 
@@ -654,10 +758,12 @@ def discard_in_place(twin: Any, ids: IntArray) -> int:
     removed, or ``ValueError`` (nothing changed) if an id is negative."""
     _reject_negative(ids)
     n = twin.n
+    current = bits_current(twin)
     for k in range(ids.shape[0]):
         p = find(twin.sparse, twin.dense, twin.n, ids[k])
         if p >= 0:
             twin.n = swap_remove(twin.sparse, twin.dense, twin.n, p)
+    bits_removed(twin, n, current)
     # An int64, a Python int to the callers.
     return n - twin.n  # type: ignore[no-any-return]
 
@@ -668,7 +774,9 @@ def keep_only_in_place(twin: Any, ids: IntArray) -> int:
     removed, or ``ValueError`` (nothing changed) if an id is negative."""
     _reject_negative(ids)
     n = twin.n
+    current = bits_current(twin)
     twin.n = keep_only(twin.sparse, twin.dense, n, ids)
+    bits_removed(twin, n, current)
     # An int64, a Python int to the callers.
     return n - twin.n  # type: ignore[no-any-return]
 
@@ -680,8 +788,10 @@ def pop_in_place(twin: Any) -> int:
     n = twin.n
     if n == 0:
         raise KeyError("pop from an empty set")
+    current = bits_current(twin)
     twin.n = n - 1
     unindex(twin.sparse, twin.dense, n - 1, n)
+    bits_removed(twin, n, current)
     # Of the set's own dtype, a Python int to the callers.
     return twin.dense[n - 1]  # type: ignore[no-any-return]
 
@@ -854,8 +964,10 @@ def remove_in_place(twin: Any, key: Int) -> bool:
     n = twin.n
     p = find(twin.sparse, twin.dense, n, key)
     if p >= 0:
+        current = bits_current(twin)
         twin.n = swap_remove(twin.sparse, twin.dense, n, p)
         move_rows(column_arrays(twin), p, n - 1)
+        bits_removed(twin, n, current)
     return p >= 0
 
 

@@ -192,10 +192,12 @@ class Twin(StateProxy):
         current, bits = _current_bits(self)
         return bits if current else None
 
-    def tag_bits(self) -> None:
+    def tag_bits(self, current: bool = True) -> None:
         """Tag the member bitmap current at the present ``n`` and ``epoch``
-        (its caller has made it so); O(1)."""
-        _tag_bits(self)
+        (its caller has made it so), or stale for good (``current``
+        False: until a clear); O(1)."""
+        if BITS_FIELDS[0] in self._field_names():
+            _tag_bits(self, current)
 
     def clear_bits(self) -> None:
         """Zero the member bitmap, if this twin keeps one, and tag it
@@ -409,15 +411,15 @@ def _current_bits(twin: Twin) -> tuple[bool, np.ndarray]:
 
 
 @njit(cache=True)
-def _tag_bits(twin: Twin) -> None:
-    twin.bits_n = twin.n
+def _tag_bits(twin: Twin, current: bool) -> None:
+    twin.bits_n = twin.n if current else -1
     twin.bits_epoch = twin.epoch
 
 
 @njit(cache=True)
 def _clear_bits(twin: Twin) -> None:
     twin.member_bits[:] = 0
-    _tag_bits(twin)
+    _tag_bits(twin, True)
 
 
 @njit(cache=True)

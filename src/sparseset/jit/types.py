@@ -14,7 +14,7 @@ The fields say which kind of state a type is (:func:`kind_of`):
 - a set's twin: :data:`TWIN_FIELDS` (``sparse``, ``dense``, ``n``,
   ``epoch`` and the checkpoint stack ``marks``, ``depth``, ``stamp``,
   ``owner``), then over a flat index :data:`BITS_FIELDS` (a member
-  bitmap its adds keep in step);
+  bitmap kept in step);
 - a store's twin: those, then one ``_col_<name>`` field per column;
 - a World store's twin: those, then :data:`ENTITY_FIELDS` (the world's
   ``generations`` and ``alive``) before the columns;
@@ -59,9 +59,10 @@ from ..kernels import handles_of
 #: Fields every twin has, in this order; entities and columns follow.
 TWIN_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owner")
 #: A set's twin over a flat index also keeps its members as a bitmap (bit
-#: ``x`` of word ``x // 64``), valid while ``n`` and ``epoch`` equal
-#: ``bits_n`` and ``bits_epoch``: its ``add`` keeps it in step, and
-#: ``contains`` and ``add`` of a member read one bit (see :mod:`.methods`).
+#: ``x`` of word ``x // 64``), current while ``n`` and ``epoch`` equal
+#: ``bits_n`` and ``bits_epoch``: kept in step by the twin's methods and
+#: the set's batches, it lets ``contains`` and ``add`` of a member read one
+#: bit (see :mod:`.methods`).
 BITS_FIELDS = ("member_bits", "bits_n", "bits_epoch")
 #: A World store's twin also holds the world's entity arrays.
 ENTITY_FIELDS = ("generations", "alive")

@@ -115,6 +115,23 @@ def combine(op, a_sparse, a_dense, a_n, b_sparse, b_dense, b_n, out):
 
 
 @njit(cache=True)
+def unmark_members(bits, dense, n):
+    """Clear bit ``x`` of ``bits`` for each ``x`` of ``dense[:n]`` (ids no
+    longer members), whose ids must all be below ``64 * len(bits)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bits = np.array([8 | 512, 64], np.uint64)
+    >>> unmark_members(bits, np.array([3, 70]), 2); bits.tolist()
+    [512, 0]
+    """
+    for k in range(n):
+        x = np.uint64(dense[np.uint64(k)])
+        bits[x >> np.uint64(6)] &= ~(np.uint64(1) << (x & np.uint64(63)))
+
+
+@njit(cache=True)
 def mark_members(bits, dense, n):
     """Set bit ``x`` of ``bits`` (uint64 words, zeroed) for each member ``x``
     of ``dense[:n]``, whose ids must all be below ``64 * len(bits)``.

@@ -34,6 +34,7 @@ from ..kernels.algebra import (
     combine_words,
     mark_members,
     marked_ids,
+    unmark_members,
 )
 from ..kernels.marks import NO_MARKS
 from .checkpoints import Checkpoint, is_token, next_owner
@@ -464,7 +465,7 @@ class SetEngine:
         its ``remove`` logs handles (a tracked World store's).
 
         A plain set's twin over a flat index gets the members as a bitmap
-        too, which its adds keep in step (see :data:`~sparseset.jit.types.BITS_FIELDS`):
+        too, kept in step (see :data:`~sparseset.jit.types.BITS_FIELDS`):
         O(n + capacity / 64) for n members, once.
         """
         if self.twin is None:
@@ -479,14 +480,7 @@ class SetEngine:
 
     def _bits_for_twin(self) -> tuple[np.ndarray, int, int]:
         """A member bitmap over the whole index for a new twin, with the
-        ``n`` and ``epoch`` it is valid at.
-
-        Valid from now on wherever ``n`` and ``epoch`` are these: only
-        with no live checkpoint, since a rollback to one could bring back
-        more members, and removals from there reach this ``n`` with other
-        ones. (The twin's adds tag it likewise right after each add, when
-        ``n`` is the most members the new epoch has.)
-        """
+        ``n`` and ``epoch`` it is current at."""
         a = self.state
         words = -(-a.sparse.shape[0] // 64)  # a flat index: a slot per id
         kept = self.member_bits(build=False)
@@ -495,8 +489,6 @@ class SetEngine:
         else:
             bits = np.zeros(words, np.uint64)
             mark_members(bits, a.dense, a.n)
-        if kernels.marks.is_live(a.marks, a.depth, a.epoch):
-            return bits, -1, -1
         return bits, int(a.n), int(a.epoch)
 
     # -- size and storage -------------------------------------------------
@@ -539,8 +531,11 @@ class SetEngine:
         a = self.state
         reserved = self.kind.reserve(a.sparse, a.dense, a.n, capacity)
         if reserved is not a.sparse:
+            bits = self.twin_bits()
             a.sparse = reserved
             a.epoch += 1
+            if bits is not None:  # the same members, more room
+                self._mark_in_twin_bits(bits, a.n)
         self.grow_dense(capacity)
 
     def grow_index(self, members: int, top: int, n: int | None = None) -> None:
@@ -681,8 +676,13 @@ class SetEngine:
         a = self.state
         n = a.n
         ids = kernel_ids(self.not_aliasing(arr))
+        bits = self.twin_bits()
         a.n = kernel(a.sparse, a.dense, n, ids, *tuning)
         removed: int = n - a.n
+        if bits is not None and removed:
+            # The removed ids wait in dense[a.n:n] (swap-and-pop).
+            unmark_members(bits, a.dense[a.n : n], removed)
+            self.twin.tag_bits()
         return removed
 
     def require_members(self, arr: np.ndarray, scalar: bool, source: Any) -> None:
@@ -834,11 +834,13 @@ class SetEngine:
 
     # -- a twin's member bitmap, kept in step by the batches that pay for it --
     #
-    # The twin's own adds keep its bitmap (see sparseset.jit.methods); of
-    # the batches from Python, an add, a sort and a clear keep it too, each
-    # tagging it right after bumping the epoch, when n is the most members
-    # the new epoch has (where the twin's adds tag it, for the same
-    # reason). Any other change leaves it stale.
+    # The twin's own methods keep its bitmap (see sparseset.jit.methods);
+    # of the batches from Python, adds, removals, reserve, sort, clear and
+    # rollback keep it too, each tagging it with the n and epoch it leaves.
+    # Any other change leaves it stale, and so does a rollback of a stale
+    # one: removals from there could reach its tags with other members.
+    # Only a rollback brings an n and epoch back, so a stale bitmap stays
+    # stale until a clear makes it current again.
 
     def twin_bits(self) -> np.ndarray | None:
         """The twin's member bitmap if it has one and it is current.
@@ -870,8 +872,12 @@ class SetEngine:
         a = self.state
         if a.n == 0:
             raise KeyError("pop from an empty SparseSet")
+        bits = self.twin_bits()
         a.n -= 1
         kernels.unindex(a.sparse, a.dense, a.n, a.n + 1)
+        if bits is not None:
+            unmark_members(bits, a.dense[a.n : a.n + 1], 1)
+            self.twin.tag_bits()
         return int(a.dense[a.n])
 
     def sort(self) -> None:
@@ -991,12 +997,18 @@ class SetEngine:
         # Removals only swap ids past n, so restoring n restores them; a hash
         # index erased them, and gets them back.
         kernels.reindex(a.sparse, a.dense, a.n, count)
-        if count != a.n:
+        n = a.n
+        if count != n:
             # The members come back with the n and epoch they had, which
             # other removals could reach from here with other members
             # (a kept bitmap names its members by state, n and epoch).
             self.bits = None
-        a.n = int(count)
+            twin_bits = self.twin_bits()
+            a.n = int(count)
+            if twin_bits is not None:
+                mark_members(twin_bits, a.dense[n:count], count - n)
+            if self.twin is not None:
+                self.twin.tag_bits(current=twin_bits is not None)
         a.depth = int(token[1]) + 1
 
 
