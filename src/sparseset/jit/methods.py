@@ -498,6 +498,19 @@ def _bit_of(bits: np.ndarray, key: Int) -> tuple[np.uint64, np.uint64, Bool]:
     return word, bit, word < np.uint64(bits.shape[0])
 
 
+@register_jitable(inline="always")
+def _set_bits(
+    bits: np.ndarray, dense: IntArray, start: Int, stop: Int, on: bool
+) -> None:
+    """Set (``on``) or clear the bits of ``dense[start:stop]``."""
+    for k in range(start, stop):
+        word, bit, _ = _bit_of(bits, dense[k])
+        if on:
+            bits[word] |= bit
+        else:
+            bits[word] &= ~bit
+
+
 @typed_njit(**NO_NRT)
 def contains_in_step(twin: Any, key: Int) -> Bool:
     """``contains`` on a twin that keeps a member bitmap: one bit while it
@@ -613,10 +626,7 @@ def _bits_removed(twin, before, current):  # type: ignore[no-untyped-def]
 
     def impl(twin, before, current):  # type: ignore[no-untyped-def]
         if current:
-            bits = twin.member_bits
-            for k in range(twin.n, before):
-                word, bit, _ = _bit_of(bits, twin.dense[k])
-                bits[word] &= ~bit
+            _set_bits(twin.member_bits, twin.dense, twin.n, before, False)
             twin.bits_n = twin.n
 
     return impl
@@ -649,10 +659,7 @@ def _bits_restored(twin, before, current):  # type: ignore[no-untyped-def]
 
     def impl(twin, before, current):  # type: ignore[no-untyped-def]
         if current:
-            bits = twin.member_bits
-            for k in range(before, twin.n):
-                word, bit, _ = _bit_of(bits, twin.dense[k])
-                bits[word] |= bit
+            _set_bits(twin.member_bits, twin.dense, before, twin.n, True)
             twin.bits_n = twin.n
         else:
             # Removals from here could reach the old tags with other
