@@ -489,6 +489,26 @@ _add_key = common_or_rare(add_in_place, add_after_room)
 # members. A clear (from Python) makes it current again.
 
 
+def bits_current(twin: Any) -> bool:
+    """Whether ``twin`` keeps a member bitmap that is current (in compiled
+    code, decided per twin type: see the overload).
+
+    Examples
+    --------
+    >>> from sparseset import SparseSet
+    >>> bits_current(SparseSet().jit), bits_current(SparseSet(index="hash").jit)
+    (True, False)
+    """
+    return bool(twin.current_bits() is not None)
+
+
+@overload(bits_current, inline="always")
+def _bits_current(twin):  # type: ignore[no-untyped-def]
+    if keeps_bits(twin):
+        return lambda twin: twin.bits_n == twin.n and twin.bits_epoch == twin.epoch
+    return lambda twin: False
+
+
 @register_jitable(inline="always")
 def _bit_of(bits: np.ndarray, key: Int) -> tuple[np.uint64, np.uint64, Bool]:
     """``(word, bit)`` of ``key`` in ``bits``, and whether it is in range
@@ -517,7 +537,7 @@ def contains_in_step(twin: Any, key: Int) -> Bool:
     is valid, else the index."""
     n = twin.n
     # The tags first: a stale bitmap costs a compare or two, not its loads.
-    if twin.bits_n == n and twin.bits_epoch == twin.epoch:
+    if bits_current(twin):
         bits: np.ndarray = twin.member_bits
         word, bit, inside = _bit_of(bits, key)
         if inside:
@@ -534,7 +554,7 @@ def add_in_step(twin: Any, key: Int) -> int:
     :func:`add_in_place` (-1 where room must be made first)."""
     n = twin.n
     epoch = twin.epoch
-    if twin.bits_n == n and twin.bits_epoch == epoch:
+    if bits_current(twin):
         bits = twin.member_bits
         word, bit, inside = _bit_of(bits, key)
         if inside:
@@ -560,7 +580,7 @@ def add_after_room_in_step(twin: Any, i: Int) -> int:
     :func:`add_after_room`, the bitmap grown with the index and kept in
     step if it was valid."""
     n = twin.n
-    valid = twin.bits_n == n and twin.bits_epoch == twin.epoch
+    valid = bits_current(twin)
     added = added_at(twin, n, twin.make_room(i))
     if valid:
         bits = twin.member_bits
@@ -579,26 +599,6 @@ def add_after_room_in_step(twin: Any, i: Int) -> int:
 
 
 _add_key_in_step = common_or_rare(add_in_step, add_after_room_in_step, inline=True)
-
-
-def bits_current(twin: Any) -> bool:
-    """Whether ``twin`` keeps a member bitmap that is current (in compiled
-    code, decided per twin type: see the overload).
-
-    Examples
-    --------
-    >>> from sparseset import SparseSet
-    >>> bits_current(SparseSet().jit), bits_current(SparseSet(index="hash").jit)
-    (True, False)
-    """
-    return bool(twin.current_bits() is not None)
-
-
-@overload(bits_current, inline="always")
-def _bits_current(twin):  # type: ignore[no-untyped-def]
-    if keeps_bits(twin):
-        return lambda twin: twin.bits_n == twin.n and twin.bits_epoch == twin.epoch
-    return lambda twin: False
 
 
 def bits_removed(twin: Any, before: Int, current: bool) -> None:
