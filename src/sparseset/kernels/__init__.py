@@ -9,7 +9,7 @@ call with ``cache=True`` and specialise on the id dtype and the index kind
 through numba's own typing, so each operation is written once.
 """
 
-from . import marks, partition
+from . import allocation, marks, partition
 from .algebra import filter_into
 from .batch import (
     DISCARD_TUNING,
@@ -69,6 +69,7 @@ __all__ = [
     "HashIndex",
     "PagedIndex",
     "add_one",
+    "allocation",
     "candidates_for",
     "claim",
     "create_entities",

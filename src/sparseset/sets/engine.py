@@ -424,7 +424,7 @@ class SetEngine:
     def new(cls, kind: IndexKind, capacity: int) -> SetEngine:
         """An empty set's engine with room for ``capacity``."""
         capacity = kind.check_capacity(capacity)
-        dense = np.empty(capacity, kind.id_dtype)
+        dense = kernels.allocation.empty(capacity, kind.id_dtype)
         return cls(kind, SetState(kind.new(capacity), dense, 0))
 
     @classmethod
@@ -433,7 +433,8 @@ class SetEngine:
         ids below ``capacity``."""
         index = kind.sized(capacity, members)
         rows = min(members, kind.row_limit(index))
-        return cls(kind, SetState(index, np.empty(rows, kind.id_dtype), 0))
+        dense = kernels.allocation.empty(rows, kind.id_dtype)
+        return cls(kind, SetState(index, dense, 0))
 
     @classmethod
     def holding(cls, kind: IndexKind, ids: Any, capacity: int = 0) -> SetEngine:
@@ -558,7 +559,7 @@ class SetEngine:
         if needed <= old.shape[0]:
             return
         length = kernels.grown_length(old.shape[0], needed, limit)
-        dense = np.empty(length, self.kind.id_dtype)
+        dense = kernels.allocation.empty(length, self.kind.id_dtype)
         # Copy past n too: ids removed since a checkpoint live there.
         dense[: old.shape[0]] = old
         a.dense = dense

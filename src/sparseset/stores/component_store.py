@@ -258,7 +258,9 @@ class ComponentStore(Guarded):
         state = self._engine.state
         for name, (dtype, shape) in self._schema.items():
             setattr(
-                state, f"_col_{name}", np.zeros((state.dense.shape[0], *shape), dtype)
+                state,
+                f"_col_{name}",
+                kernels.allocation.zeros((state.dense.shape[0], *shape), dtype),
             )
 
     # -- schema and storage -----------------------------------------------
@@ -327,7 +329,8 @@ class ComponentStore(Guarded):
         state = self._state()
         self._stored[name] = (np.dtype(dtype), shape)
         rows = state.dense.shape[0]
-        setattr(state, f"_col_{name}", np.zeros((rows, *shape), dtype))
+        column = kernels.allocation.zeros((rows, *shape), dtype)
+        setattr(state, f"_col_{name}", column)
 
     def _track_changes(self, clock: Callable[[], int]) -> None:
         """Stamp rows from now on, from ``clock()``: ``_stamps[:, 0]`` with
@@ -422,7 +425,7 @@ class ComponentStore(Guarded):
         for name, (dtype, shape) in self._stored.items():
             old = getattr(state, f"_col_{name}")
             if old.shape[0] < rows:
-                column = np.empty((rows, *shape), dtype)
+                column = kernels.allocation.empty((rows, *shape), dtype)
                 column[:n] = old[:n]
                 setattr(state, f"_col_{name}", column)
 

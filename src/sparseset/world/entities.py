@@ -81,11 +81,11 @@ class Entities:
 
     def __init__(self, capacity: int) -> None:
         #: Generation of each index ever used, then spare room.
-        self.generations = np.zeros(capacity, np.uint32)
+        self.generations = kernels.allocation.zeros(capacity, np.uint32)
         #: Whether each index holds a live entity.
-        self.alive_flags = np.zeros(capacity, np.bool_)
+        self.alive_flags = kernels.allocation.zeros(capacity, np.bool_)
         #: Indexes free for reuse, in ``free[:n_free]``.
-        self.free = np.empty(capacity, np.int32)
+        self.free = kernels.allocation.empty(capacity, np.int32)
         self.n_free = 0
         #: Indexes ever used: ``[0, count)``.
         self.count = 0
@@ -119,7 +119,7 @@ class Entities:
         length = kernels.grown_length(current, needed, INDEX_LIMIT)
         for name in ("generations", "alive_flags", "free"):
             old = getattr(self, name)
-            grown = np.zeros(length, old.dtype)
+            grown = kernels.allocation.zeros(length, old.dtype)
             grown[:current] = old
             setattr(self, name, grown)
         return True

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numba.extending import register_jitable
 
+from .. import allocation
 from ..options import NOWHERE
 from ..prefetch import prefetch
 
@@ -61,7 +62,7 @@ def empty(capacity: int = 0) -> np.ndarray:
     >>> empty(10).shape
     (10,)
     """
-    return np.empty(capacity, np.uint32)
+    return allocation.empty(capacity, np.uint32)
 
 
 def capacity(index: np.ndarray, dense: np.ndarray) -> int:
@@ -140,7 +141,7 @@ def room(index, n, members, top):
     """A new, unfilled index with room for ids up to ``top`` (members need
     no room here)."""
     length = min(max(top + 1, 2 * index.shape[0], 16), LIMIT)
-    return np.empty(max(length, index.shape[0]), index.dtype)
+    return allocation.empty(max(length, index.shape[0]), index.dtype)
 
 
 @register_jitable

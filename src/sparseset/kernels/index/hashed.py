@@ -44,6 +44,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
 from ... import config
+from .. import allocation
 from ..options import MAX_MEMBERS, NOWHERE, OVERLOAD_NO_NRT
 from ..prefetch import prefetch
 
@@ -129,28 +130,37 @@ def slots_for(members: int, load: int) -> int:
     return slots
 
 
-@register_jitable
 def zeroed_table(slots: int) -> np.ndarray:
     """A free table of ``slots`` slots, its buckets aligned to cache lines.
 
-    From Python, numpy takes zeroed pages from the OS (``calloc``) and
-    backs them with huge pages; compiled code gets NRT memory, zeroed by a
-    ``memset``. One write per 4 KiB page then maps every page: a probe
-    would otherwise first read an untouched page, which maps the shared
-    zero page, and the write after it would copy it again (with huge pages,
-    one fault per 4 KiB).
+    From Python, numpy takes zeroed pages from the OS (``calloc``), laid
+    out for huge pages (:mod:`..allocation`); compiled code gets NRT
+    memory, zeroed by a ``memset``. One write per 4 KiB page then maps
+    every page: a probe would otherwise first read an untouched page,
+    which maps the shared zero page, and the write after it would copy it
+    again (with huge pages, one fault per 4 KiB).
 
     Examples
     --------
     >>> t = zeroed_table(16); t.shape, t.ctypes.data % ALIGN, bool(t.any())
     ((16, 2), 0, False)
     """
-    words = 2 * slots
-    spare = ALIGN // 8
-    buffer = np.zeros(words + spare, np.int64)
-    skip = (ALIGN - buffer.ctypes.data % ALIGN) % ALIGN // 8
-    buffer[::512] = 0
-    return buffer[skip : skip + words].reshape((slots, 2))
+    table = allocation.zeros((slots, 2), np.int64, ALIGN)
+    table.reshape(-1)[::512] = 0
+    return table
+
+
+@overload(zeroed_table)
+def _zeroed_table_compiled(slots: Any) -> Any:
+    def impl(slots: Any) -> Any:
+        words = 2 * slots
+        spare = ALIGN // 8
+        buffer = np.zeros(words + spare, np.int64)
+        skip = (ALIGN - buffer.ctypes.data % ALIGN) % ALIGN // 8
+        buffer[::512] = 0
+        return buffer[skip : skip + words].reshape((slots, 2))
+
+    return impl
 
 
 def _shift_for(slots: int) -> int:

@@ -58,6 +58,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ... import config
+from .. import allocation
 from ..options import MAX_MEMBERS
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
@@ -148,7 +149,7 @@ def empty(members: int = 0) -> PagedIndex:
     2
     """
     blocks = -(-members // PAGE_SIZE)
-    directory = np.empty(max(START_NODES, _dense_nodes(blocks)), np.uint64)
+    directory = allocation.empty(max(START_NODES, _dense_nodes(blocks)), np.uint64)
     directory[:FIRST_NODE] = 0
     slots = START_SLOTS
     if members > 0:
@@ -162,7 +163,7 @@ def empty(members: int = 0) -> PagedIndex:
     used[USED_PARTIAL_MAX] = config.PAGED_PARTIAL_MAX
     used[USED_FULL_AT] = config.PAGED_FULL_AT
     used[USED_PREFILL_BYTES] = config.PAGED_PREFILL_BYTES_PER_ID
-    return PagedIndex(directory, np.empty(slots, np.uint32), used)
+    return PagedIndex(directory, allocation.empty(slots, np.uint32), used)
 
 
 def capacity(index: PagedIndex, dense: np.ndarray) -> int:
@@ -210,11 +211,11 @@ def reserved(index: PagedIndex, members: int) -> PagedIndex:
     directory, pages = index.directory, index.pages
     nodes = _dense_nodes(blocks)
     if nodes > directory.shape[0]:
-        directory = np.empty(nodes, np.uint64)
+        directory = allocation.empty(nodes, np.uint64)
         directory[: index.directory.shape[0]] = index.directory
     slots = FIRST_SLOT + blocks * (PAGE_SIZE + HEADER)
     if slots > pages.shape[0]:
-        pages = np.empty(slots, np.uint32)
+        pages = allocation.empty(slots, np.uint32)
         pages[: index.pages.shape[0]] = index.pages
     if directory is index.directory and pages is index.pages:
         return index
@@ -677,9 +678,9 @@ def room(index, n, members, top):
         length = max(length, FIRST_SLOT + live + need)
         nodes = max(nodes, live_nodes + _dense_nodes(pages_in_all))
     if short:
-        pages = np.empty(max(length, pages.shape[0]), np.uint32)
+        pages = allocation.empty(max(length, pages.shape[0]), np.uint32)
         used[USED_SLOTS] = 0
-    grown_directory = np.empty(nodes, np.uint64)
+    grown_directory = allocation.empty(nodes, np.uint64)
     used[USED_NODES] = 0
     used[USED_WANT_NODES] = 0
     used[USED_WANT_SLOTS] = 0
