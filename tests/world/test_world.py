@@ -18,7 +18,7 @@ from sparseset import (
     View,
     World,
 )
-from sparseset.world import entity_store
+from sparseset.world import entities, entity_store
 from sparseset.world.world import LAST_GENERATION
 
 GEN = 2**32  # one generation step in a handle
@@ -411,8 +411,10 @@ def test_view_rows_let_a_system_update_exactly_the_matches():
 @pytest.mark.parametrize("threaded", [False, True])
 def test_view_rows_are_uint32_and_the_same_on_either_lookup_path(monkeypatch, threaded):
     # Big batches join through the threaded lookup, small ones through the
-    # one-pass kernel: both must answer alike, in the documented dtype.
+    # one-pass kernel: both must answer alike, in the documented dtype. The
+    # handles are made in spans too.
     monkeypatch.setattr(entity_store, "shared", lambda count: threaded)
+    monkeypatch.setattr(entities, "shared", lambda count: threaded)
     w, e = make_world(40)
     rng = np.random.default_rng(7)
     w.add("pos", rng.permutation(e), pos=0.0)

@@ -171,9 +171,12 @@ def live_index(
     return np.int64(-1)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def handles_of(generations: Generations, indexes: IntArray, out: Handles) -> None:
     """``out[k]`` = the current handle of index ``indexes[k]``.
+
+    It only reads the table, so it releases the GIL: a big batch is made in
+    spans on several threads (:mod:`sparseset.sets.pool`).
 
     Examples
     --------
@@ -185,4 +188,34 @@ def handles_of(generations: Generations, indexes: IntArray, out: Handles) -> Non
     """
     for k in range(indexes.shape[0]):
         i = np.uint64(indexes[k])
+        out[k] = (np.int64(generations[i]) << INDEX_BITS) | np.int64(i)
+
+
+@njit(cache=True, nogil=True)
+def handles_at(
+    generations: Generations, indexes: IntArray, at: IntArray, out: Handles, ahead: Int
+) -> None:
+    """``out[k]`` = the current handle of index ``indexes[at[k]]``.
+
+    A view's handles, its matches' indexes picked from a store's members
+    and their generations read in one pass, with no array of the picked
+    indexes between them. Each step prefetches the generation of the
+    match ``ahead`` on (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`): the
+    generations of scattered indexes are misses that then overlap. It
+    releases the GIL, as :func:`handles_of` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = np.empty(2, np.int64)
+    >>> indexes = np.array([7, 1, 0], np.int32); at = np.array([2, 1], np.uint32)
+    >>> handles_at(np.array([0, 2], np.uint32), indexes, at, out, 8)
+    >>> out.tolist()
+    [0, 8589934593]
+    """
+    last = at.shape[0] - 1
+    for k in range(at.shape[0]):
+        coming = indexes[np.uint64(at[min(k + ahead, last)])]
+        prefetch(generations, np.uint64(coming))
+        i = np.uint64(indexes[np.uint64(at[k])])
         out[k] = (np.int64(generations[i]) << INDEX_BITS) | np.int64(i)

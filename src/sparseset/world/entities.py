@@ -21,6 +21,7 @@ import numpy as np
 from .. import config, kernels
 from ..kernels.entities import INDEX_BITS, INDEX_MASK
 from ..sets.ids import as_ids, kernel_ids, reject_negative
+from ..sets.pool import share_out, shared
 from ..sets.sparse_set import FLAT_LIMIT
 
 #: A handle's generation lives in bits 32..62, so handles stay positive int64.
@@ -331,8 +332,12 @@ class Entities:
         found = keys >= 0
         return bool(found[0]) if scalar else found
 
-    def handles(self, keys: np.ndarray) -> np.ndarray:
-        """The current handles of live entity indexes.
+    def handles(self, keys: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """The current handles of live entity indexes ``keys``, or of
+        ``keys[at]`` for positions ``at`` (without building that array).
+
+        A batch big enough to share out over threads is made in spans on
+        several (:mod:`sparseset.sets.pool`).
 
         Examples
         --------
@@ -341,9 +346,30 @@ class Entities:
         >>> table.create(1); table.handles(np.array([0, 1])).tolist()
         array([4294967296])
         [4294967296, 1]
+        >>> table.handles(np.array([1, 0]), at=np.array([1], np.uint32)).tolist()
+        [4294967296]
         """
-        out = np.empty(keys.shape[0], np.int64)
-        kernels.handles_of(self.generations, keys, out)
+        count = keys.shape[0] if at is None else at.shape[0]
+        out = np.empty(count, np.int64)
+        generations = self.generations
+
+        def make(start: int, stop: int) -> bool:
+            if at is None:
+                kernels.handles_of(generations, keys[start:stop], out[start:stop])
+            else:
+                kernels.handles_at(
+                    generations,
+                    keys,
+                    at[start:stop],
+                    out[start:stop],
+                    config.ADD_PREFETCH_AHEAD,
+                )
+            return False
+
+        if shared(count):
+            share_out(count, make)
+        else:
+            make(0, count)
         return out
 
     def live_keys(self) -> np.ndarray:

@@ -208,7 +208,7 @@ class View(Guarded):
         """
         self._join()
         if self._ids is None:
-            self._ids = self._entities.handles(_take(self._members, self._order))
+            self._ids = self._entities.handles(self._members, self._order)
             self._ids.flags.writeable = False
         return self._ids
 
