@@ -433,6 +433,46 @@ def test_view_rows_are_uint32_and_the_same_on_either_lookup_path(monkeypatch, th
     assert len(v) == len(ids)
 
 
+@pytest.mark.parametrize("threaded", [False, True])
+def test_calls_by_handle_find_rows_in_one_pass_or_say_which_handle_fails(
+    monkeypatch, threaded
+):
+    # get/set/touch find the rows of a batch of handles in one pass (in
+    # spans on threads when big); a dead or absent handle anywhere in it,
+    # in a late span too, raises what the two-step path says, changing
+    # nothing.
+    monkeypatch.setattr(entities, "shared", lambda count: threaded)
+    w, e = make_world(60)
+    w.register("hp2", "i4", track=True)
+    rng = np.random.default_rng(11)
+    holders = rng.permutation(e)[:45]
+    w.add("hp2", holders, hp2=np.arange(45))
+    reader = w.reader("hp2")
+    picked = rng.permutation(holders)[:40]
+    want = {int(h): int(k) for k, h in enumerate(holders)}
+    assert w.get("hp2", picked)["hp2"].tolist() == [want[int(h)] for h in picked]
+    w.set("hp2", picked, hp2=-np.arange(40))
+    assert w.get("hp2", picked)["hp2"].tolist() == (-np.arange(40)).tolist()
+    w.touch("hp2", picked[:30])
+    assert sorted(reader.changed().tolist()) == sorted(picked.tolist())
+    reader.commit()
+    lacking = np.setdiff1d(e, holders)[0]
+    dead = np.setdiff1d(holders, picked)[0]
+    w.destroy(dead)
+    before = snapshot(w)
+    for bad, error in ((lacking, KeyError), (dead, DeadHandleError), (-1, ValueError)):
+        batch = np.concatenate([picked[:35], [bad], picked[35:]])
+        with pytest.raises(error) as info:
+            w.set("hp2", batch, hp2=7)
+        assert "[35] = " in str(info.value)
+        with pytest.raises(error):
+            w.touch("hp2", batch)
+        with pytest.raises(error):
+            w.get("hp2", batch)
+    assert snapshot(w) == before
+    assert reader.changed().size == 0
+
+
 def test_a_view_reflects_later_changes_when_asked_again():
     w, e = make_world(4)
     w.add("pos", e, pos=1.0)

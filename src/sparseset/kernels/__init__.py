@@ -41,6 +41,7 @@ from .entities import (
     handles_of,
     live_index,
     resolve,
+    rows_of_handles,
 )
 from .index import flat, hashed, kinds, paged
 from .index.hashed import HashIndex
@@ -103,6 +104,7 @@ __all__ = [
     "push",
     "reindex",
     "resolve",
+    "rows_of_handles",
     "rows_stamped_after",
     "scatter_rows",
     "sort",

@@ -14,6 +14,8 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .array_types import Int, IntArray, typed_njit
+from .element import find
+from .index.kinds import Index, looks_ahead, lookup, prefetch_slot
 from .options import NO_NRT
 from .prefetch import prefetch
 
@@ -147,6 +149,66 @@ def resolve(
             if first < 0:
                 first = k
     return first
+
+
+@njit(cache=True, nogil=True)
+def rows_of_handles(
+    generations: Generations,
+    alive: Alive,
+    count: Int,
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    handles: IntArray,
+    out: Handles,
+    ahead: Int,
+) -> int:
+    """``out[k]`` = the row of ``handles[k]`` in a store keyed by entity
+    index (``sparse``, ``dense``, ``n``), for handles that must all be
+    alive and have a row there.
+
+    Returns -1 when every one does, else the position of the first that
+    does not (dead, negative, or without a row), where it stops: its
+    caller then takes the path that says why. One pass where resolving
+    the handles (:func:`resolve`) and then looking up their indexes would
+    each read the batch and wait for their own misses: each step
+    prefetches the generation, liveness and index slot of the handle
+    ``ahead`` on (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`) and, where
+    the index kind looks ahead, the ``dense`` entry of the handle half as
+    far on. It only reads, so it releases the GIL.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([0, 1], np.uint32); alive = np.ones(2, np.bool_)
+    >>> sparse = np.array([1, 0], np.uint32); dense = np.array([1, 0], np.int32)
+    >>> out = np.empty(2, np.int64); handles = np.array([2**32 + 1, 0])
+    >>> rows_of_handles(generations, alive, 2, sparse, dense, 2, handles, out, 8)
+    -1
+    >>> out.tolist()
+    [0, 1]
+    >>> rows_of_handles(generations, alive, 2, sparse, dense, 1, handles, out, 8)
+    1
+    """
+    last = handles.shape[0] - 1
+    half = ahead // 2
+    for k in range(handles.shape[0]):
+        coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
+        prefetch(generations, coming)
+        prefetch(alive, coming)
+        prefetch_slot(sparse, coming)
+        if looks_ahead(sparse):
+            near = np.int64(handles[min(k + half, last)]) & INDEX_MASK
+            c = lookup(sparse, near)
+            prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
+        i = live_index(generations, alive, count, handles[k])
+        if i < 0:
+            return k
+        p = find(sparse, dense, n, i)
+        if p < 0:
+            return k
+        out[k] = p
+    return -1
 
 
 @typed_njit(**NO_NRT)

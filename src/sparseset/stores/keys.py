@@ -31,6 +31,15 @@ class KeyMap(Protocol):
         handle; :meth:`key_of` then says why); None where every id is its
         own key. For one-id calls, where :meth:`key_of`'s frame costs."""
 
+    def rows_of(
+        self, ids: Any, sparse: Any, dense: np.ndarray, n: int
+    ) -> tuple[np.ndarray, bool] | None:
+        """The rows of ``ids`` in the index ``sparse`` over ``dense[:n]``,
+        and whether one id, where every id is valid and has a row, found in
+        one pass that :meth:`keys_of` and a lookup would make in two; None
+        where some id has none or is not valid (the caller then takes the
+        path that says why), or where the key map has no such pass."""
+
     def key_of(self, x: int) -> int:
         """One non-negative int id as its key (raising as ``keys_of``)."""
 
@@ -68,6 +77,11 @@ class IdKeys:
     def keys_of(self, ids: Any, consequence: str) -> tuple[np.ndarray, bool]:
         """``ids`` as an id array (see :func:`~sparseset.sets.ids.as_ids`)."""
         return as_ids(ids)
+
+    def rows_of(self, ids: Any, sparse: Any, dense: np.ndarray, n: int) -> None:
+        """None: an id is its own key, so :meth:`keys_of` and the store's
+        lookup are already one pass over the ids."""
+        return None
 
     def key_of(self, x: int) -> int:
         """The id itself."""

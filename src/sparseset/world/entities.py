@@ -279,6 +279,48 @@ class Entities:
             )
         return keys, scalar
 
+    def rows_in(
+        self, handles: np.ndarray, sparse: Any, dense: np.ndarray, n: int
+    ) -> np.ndarray | None:
+        """The rows of ``handles`` (an integer array) in a store keyed by
+        entity index (its index ``sparse``, ``dense`` and ``n``) if every
+        one is alive and has a row there; else None, and the caller's
+        slower path says which is not. One pass
+        (:func:`~sparseset.kernels.entities.rows_of_handles`), in spans on
+        several threads for a big batch (:mod:`sparseset.sets.pool`).
+
+        Examples
+        --------
+        >>> table = Entities(3); e = table.create(3)
+        >>> sparse = np.array([1, 0, 0], np.uint32); dense = np.array([1, 0], np.int32)
+        >>> table.rows_in(e[[0, 1]], sparse, dense, 2).tolist()
+        [1, 0]
+        >>> table.rows_in(e[[0, 2]], sparse, dense, 2) is None
+        True
+        """
+        ids = kernel_ids(handles)
+        count = ids.shape[0]
+        out = np.empty(count, np.int64)
+        generations, alive, used = self.generations, self.alive_flags, self.count
+        ahead = config.ADD_PREFETCH_AHEAD
+
+        def find(start: int, stop: int) -> bool:
+            stopped = kernels.rows_of_handles(
+                generations,
+                alive,
+                used,
+                sparse,
+                dense,
+                n,
+                ids[start:stop],
+                out[start:stop],
+                ahead,
+            )
+            return bool(stopped >= 0)
+
+        failed = share_out(count, find) if shared(count) else find(0, count)
+        return None if failed else out
+
     def index_of(self, handle: int) -> int:
         """The index of ``handle`` (a non-negative Python int) if it is alive,
         else -1: for one handle, where a kernel call costs more.

@@ -103,6 +103,15 @@ class HandleKeys:
         """The entity indexes of live handles (else DeadHandleError)."""
         return self._entities.resolve(ids, consequence)
 
+    def rows_of(
+        self, ids: Any, sparse: Any, dense: np.ndarray, n: int
+    ) -> tuple[np.ndarray, bool] | None:
+        """The rows of live handles that all have one, in one pass (see
+        :meth:`.Entities.rows_in`); None if some handle does not."""
+        arr, scalar = as_ids(ids)
+        rows = self._entities.rows_in(arr, sparse, dense, n)
+        return None if rows is None else (rows, scalar)
+
     def key_of(self, x: int) -> int:
         """The entity index of one live handle (else DeadHandleError)."""
         key = self._entities.index_of(x)
