@@ -513,6 +513,9 @@ def test_set_array_removals_on_disjoint_sets_match_the_serial_run():
 MAY_RELEASE_THE_GIL = {
     "contains_many",
     "find_all",
+    "handles_at",
+    "handles_of",
+    "rows_of_handles",
     "marked_contains",
     "find_one",
     "first_mismatch",
