@@ -879,7 +879,6 @@ def test_pack_every_dtype(dtype, layout):
 #: kernels take it as an argument, and the tests also use a small one so
 #: that retirement happens often.
 LAST_GENERATION = 2**31 - 1
-BOOL_GUARD = False
 WORD_GUARD = 0xDEADBEEF
 
 
@@ -914,6 +913,14 @@ class Entities:
 
     def live(self):
         return [i for i in range(self.count) if self.alive[i]]
+
+    def words(self):
+        """The kernels' form: one word per index, its generation with
+        ``kernels.LIVE`` while alive; the garbage past ``count`` as it is."""
+        words = self.generations.copy()
+        live = np.where(self.alive[: self.count], np.uint32(kernels.LIVE), 0)
+        words[: self.count] |= live.astype(np.uint32)
+        return words
 
 
 def with_guard(arr, fill):
@@ -952,16 +959,14 @@ def entity_states(draw, max_count=32, max_extra=12):
 def test_create_entities(state, data):
     room = state.n_free + state.length - state.count
     wanted = data.draw(st.integers(0, room))
-    generations, generations_big = with_guard(state.generations, WORD_GUARD)
-    alive, alive_big = with_guard(state.alive, BOOL_GUARD)
+    words0 = state.words()
+    words, words_big = with_guard(words0, WORD_GUARD)
     free0 = state.free.copy()
     out, out_big = with_guard(np.full(wanted, -7, np.int64), WORD_GUARD)
     r = state.copy()
     want_out = np.full(wanted, -7, np.int64)
 
-    got = kernels.create_entities(
-        generations, alive, state.free, state.n_free, state.count, out
-    )
+    got = kernels.create_entities(words, state.free, state.n_free, state.count, out)
     want = reference.create_entities(
         r.generations, r.alive, r.free, r.n_free, r.count, want_out
     )
@@ -969,16 +974,12 @@ def test_create_entities(state, data):
     assert (int(got[0]), int(got[1])) == want
     np.testing.assert_array_equal(out, want_out)
     new_count = want[1]
-    np.testing.assert_array_equal(generations[:new_count], r.generations[:new_count])
-    np.testing.assert_array_equal(alive[:new_count], r.alive[:new_count])
+    r.count = new_count
+    np.testing.assert_array_equal(words[:new_count], r.words()[:new_count])
     # garbage past the new count, the free array and the guards stay as they were
-    np.testing.assert_array_equal(
-        generations[new_count:], state.generations[new_count:]
-    )
-    np.testing.assert_array_equal(alive[new_count:], state.alive[new_count:])
+    np.testing.assert_array_equal(words[new_count:], words0[new_count:])
     np.testing.assert_array_equal(state.free, free0)
-    assert_guard(generations_big, state.length, WORD_GUARD)
-    assert_guard(alive_big, state.length, BOOL_GUARD)
+    assert_guard(words_big, state.length, WORD_GUARD)
     assert_guard(out_big, wanted, WORD_GUARD)
     # the new handles are alive, distinct, and the free stack went first, LIFO
     assert len(set(out.tolist())) == wanted
@@ -986,7 +987,9 @@ def test_create_entities(state, data):
     recycled = min(wanted, state.n_free)
     assert indexes[:recycled] == state.free[: state.n_free][::-1][:recycled].tolist()
     assert indexes[recycled:] == list(range(state.count, new_count))
-    assert all(reference.is_alive(generations, alive, new_count, h) for h in out)
+    assert all(reference.is_alive(r.generations, r.alive, new_count, h) for h in out)
+    keys = np.empty(wanted, np.int64)
+    assert kernels.resolve(words, new_count, out, keys, -1, 8) == -1
 
 
 @given(entity_states(), st.data())
@@ -1005,26 +1008,21 @@ def test_destroy_entities(state, data):
         data.draw(st.sampled_from(LAYOUTS)),
     )
     before = ids_snapshot(indexes)
-    generations, generations_big = with_guard(state.generations, WORD_GUARD)
-    alive, alive_big = with_guard(state.alive, True)
+    words, words_big = with_guard(state.words(), WORD_GUARD)
     free, free_big = with_guard(state.free, -0x21524111)
     r = state.copy()
 
-    got = kernels.destroy_entities(
-        generations, alive, free, state.n_free, indexes, state.last
-    )
+    got = kernels.destroy_entities(words, free, state.n_free, indexes, state.last)
     want = reference.destroy_entities(
         r.generations, r.alive, r.free, r.n_free, indexes, state.last
     )
 
     assert (int(got[0]), int(got[1])) == want
     n_free, killed = want
-    np.testing.assert_array_equal(generations, r.generations)
-    np.testing.assert_array_equal(alive, r.alive)
+    np.testing.assert_array_equal(words, r.words())
     np.testing.assert_array_equal(free[:n_free], r.free[:n_free])
     np.testing.assert_array_equal(indexes, before)
-    assert_guard(generations_big, state.length, WORD_GUARD)
-    assert_guard(alive_big, state.length, True)
+    assert_guard(words_big, state.length, WORD_GUARD)
     assert_guard(free_big, state.length, -0x21524111)
     # the free stack only grew on top; retired indexes were not pushed
     np.testing.assert_array_equal(free[: state.n_free], state.free[: state.n_free])
@@ -1034,12 +1032,12 @@ def test_destroy_entities(state, data):
         i for i in victims if state.generations[i] < state.last
     ]
     for i in victims:
-        assert not alive[i]
+        assert not words[i] & kernels.LIVE
         assert not reference.is_alive(
-            generations, alive, state.count, handles_before[i]
+            r.generations, r.alive, state.count, handles_before[i]
         )
         if state.generations[i] == state.last:
-            assert generations[i] == state.last  # retired, never to come back
+            assert words[i] == state.last  # retired, never to come back
 
 
 def handle_candidates(state):
@@ -1069,11 +1067,10 @@ def test_resolve(state, data):
     ahead = data.draw(st.sampled_from([0, 1, 8, 64]))  # any distance: only timing
     out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
     want_out = np.full(handles.shape[0], -7, np.int64)
-    state0 = state.copy()
+    words = state.words()
+    words0 = words.copy()
 
-    got = kernels.resolve(
-        state.generations, state.alive, state.count, handles, out, dead, ahead
-    )
+    got = kernels.resolve(words, state.count, handles, out, dead, ahead)
     want = reference.resolve(
         state.generations, state.alive, state.count, handles, want_out, dead
     )
@@ -1083,8 +1080,7 @@ def test_resolve(state, data):
     assert_guard(out_big, handles.shape[0], WORD_GUARD)
     # resolve writes nothing but ``out``
     np.testing.assert_array_equal(handles, before)
-    np.testing.assert_array_equal(state.generations, state0.generations)
-    np.testing.assert_array_equal(state.alive, state0.alive)
+    np.testing.assert_array_equal(words, words0)
 
 
 @given(entity_states(), st.data())
@@ -1100,86 +1096,145 @@ def test_handles_of(state, data):
     )
     out, out_big = with_guard(np.full(indexes.shape[0], -7, np.int64), WORD_GUARD)
     want = np.full(indexes.shape[0], -7, np.int64)
-    assert kernels.handles_of(state.generations, indexes, out) is None
+    words = state.words()
+    assert kernels.handles_of(words, indexes, out) is None
     reference.handles_of(state.generations, indexes, want)
     np.testing.assert_array_equal(out, want)
     assert_guard(out_big, indexes.shape[0], WORD_GUARD)
     assert (out >= 0).all()
     # a live index's handle resolves to it
     keys = np.empty(indexes.shape[0], np.int64)
-    kernels.resolve(state.generations, state.alive, state.count, out, keys, -1, 8)
+    kernels.resolve(words, state.count, out, keys, -1, 8)
     for k, i in enumerate(indexes.tolist()):
         assert keys[k] == (i if state.alive[i] else -1)
 
 
+@given(entity_states(), st.data())
+def test_handles_at(state, data):
+    indexes = np.array(
+        data.draw(st.lists(st.integers(0, max(state.count - 1, 0)), max_size=12))
+        if state.count
+        else [],
+        np.int32,
+    )
+    at = np.array(
+        data.draw(st.lists(st.integers(0, max(indexes.shape[0] - 1, 0)), max_size=12))
+        if indexes.shape[0]
+        else [],
+        np.uint32,
+    )
+    ahead = data.draw(st.sampled_from([0, 1, 8]))
+    out, out_big = with_guard(np.full(at.shape[0], -7, np.int64), WORD_GUARD)
+    want = np.full(at.shape[0], -7, np.int64)
+    kernels.handles_at(state.words(), indexes, at, out, ahead)
+    reference.handles_of(state.generations, indexes[at.astype(np.int64)], want)
+    np.testing.assert_array_equal(out, want)
+    assert_guard(out_big, at.shape[0], WORD_GUARD)
+
+
+@given(entity_states(), st.data())
+def test_rows_of_handles(state, data):
+    # A store holding some of the live indexes (in any order), and handles
+    # of every kind; the kernel answers rows only where all are live members.
+    live = state.live()
+    members = data.draw(st.permutations(live))[: data.draw(st.integers(0, len(live)))]
+    sparse = np.full(max(state.length, 1), 7, np.uint32)  # garbage
+    dense = np.full(len(members) + 2, -3, np.int32)
+    n = 0
+    for i in members:
+        n = reference.push(sparse, dense, n, i)
+    handles = data.draw(
+        st.lists(st.sampled_from(handle_candidates(state)), max_size=12)
+    )
+    handles = make_array(
+        handles,
+        data.draw(st.sampled_from(INT_DTYPES)),
+        data.draw(st.sampled_from(LAYOUTS)),
+    )
+    ahead = data.draw(st.sampled_from([0, 1, 8, 64]))
+    words = state.words()
+    out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
+
+    got = kernels.rows_of_handles(
+        words, state.count, sparse, dense, n, handles, out, ahead
+    )
+
+    keys = np.full(handles.shape[0], -1, np.int64)
+    reference.resolve(state.generations, state.alive, state.count, handles, keys, -1)
+    rows = [reference.find(sparse, dense, n, i) if i >= 0 else -1 for i in keys]
+    failing = [k for k, row in enumerate(rows) if row < 0]
+    assert got == (failing[0] if failing else -1)
+    stop = failing[0] if failing else handles.shape[0]
+    assert out[:stop].tolist() == rows[:stop]
+    assert_guard(out_big, handles.shape[0], WORD_GUARD)
+
+
 def test_entity_lifecycle():
     length = 8
-    generations = np.full(length, 99, np.uint32)  # garbage: count is 0
-    alive = np.ones(length, np.bool_)
+    live = kernels.LIVE
+    words = np.full(length, 99 | live, np.uint32)  # garbage: count is 0
     free = np.full(length, -1, np.int32)
     out = np.empty(4, np.int64)
-    assert kernels.create_entities(generations, alive, free, 0, 0, out) == (0, 4)
+    assert kernels.create_entities(words, free, 0, 0, out) == (0, 4)
     assert out.tolist() == [0, 1, 2, 3]  # fresh indexes start at generation 0
+    assert words[:4].tolist() == [live] * 4
     first = out.copy()
 
     # destroy 2, 0 and 2 again: two killed, pushed in batch order
     batch = np.array([2, 0, 2])
-    assert kernels.destroy_entities(generations, alive, free, 0, batch, 5) == (2, 2)
+    assert kernels.destroy_entities(words, free, 0, batch, 5) == (2, 2)
     assert free[:2].tolist() == [2, 0]
-    assert generations[:4].tolist() == [1, 0, 1, 0]
+    assert words[:4].tolist() == [1, live, 1, live]
 
     # recycling is LIFO: 0 comes back first, then 2, then a fresh index
     out = np.empty(3, np.int64)
-    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert kernels.create_entities(words, free, 2, 4, out) == (0, 5)
     assert out.tolist() == [2**32 | 0, 2**32 | 2, 4]
 
     # the first handles of 0 and 2 are stale: dead, with the dead value
     keys = np.empty(4, np.int64)
-    assert kernels.resolve(generations, alive, 5, first, keys, -9, 8) == 0
+    assert kernels.resolve(words, 5, first, keys, -9, 8) == 0
     assert keys.tolist() == [-9, 1, -9, 3]
-    assert kernels.resolve(generations, alive, 5, out, keys[:3], -9, 8) == -1
+    assert kernels.resolve(words, 5, out, keys[:3], -9, 8) == -1
     assert keys[:3].tolist() == [0, 2, 4]
     handles = np.empty(3, np.int64)
-    kernels.handles_of(generations, np.array([0, 2, 4]), handles)
+    kernels.handles_of(words, np.array([0, 2, 4]), handles)
     assert handles.tolist() == out.tolist()
 
 
 def test_destroy_retires_the_last_generation():
     # Room for index 4 too: create_entities below hands it out fresh (its
     # caller guarantees len(generations) >= count + len(out)).
-    generations = np.array([4, 5, 5, 0, 0], np.uint32)
-    alive = np.array([True, True, True, False, False])
+    live = kernels.LIVE
+    words = np.array([4 | live, 5 | live, 5 | live, 0, 0], np.uint32)
     free = np.full(5, -1, np.int32)
     free[0] = 3
     batch = np.array([1, 0, 2], np.int64)
-    assert kernels.destroy_entities(generations, alive, free, 1, batch, 5) == (2, 3)
-    # 0 moves to its last generation and is freed; 1 and 2 are retired
-    assert generations.tolist() == [5, 5, 5, 0, 0]
+    assert kernels.destroy_entities(words, free, 1, batch, 5) == (2, 3)
+    # 0 moves to its last generation and is freed; 1 and 2 are retired; none
+    # is alive
+    assert words.tolist() == [5, 5, 5, 0, 0]
     assert free[:2].tolist() == [3, 0]
-    assert not alive.any()
     # no handle of a retired index resolves, at any generation
     handles = np.array([(g << 32) | i for i in (1, 2) for g in (4, 5, 6)], np.int64)
     keys = np.empty(handles.shape[0], np.int64)
-    assert kernels.resolve(generations, alive, 4, handles, keys, -1, 8) == 0
+    assert kernels.resolve(words, 4, handles, keys, -1, 8) == 0
     assert (keys == -1).all()
     # recycling hands out 0 (then 3), never 1 or 2
     out = np.empty(3, np.int64)
-    assert kernels.create_entities(generations, alive, free, 2, 4, out) == (0, 5)
+    assert kernels.create_entities(words, free, 2, 4, out) == (0, 5)
     assert out.tolist() == [(5 << 32) | 0, 3, 4]
     # 0, now at the last generation, is retired when destroyed again
-    assert kernels.destroy_entities(generations, alive, free, 0, np.array([0]), 5) == (
-        0,
-        1,
-    )
-    assert generations[0] == 5 and not alive[0]
+    assert kernels.destroy_entities(words, free, 0, np.array([0]), 5) == (0, 1)
+    assert words[0] == 5
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=DTYPE_IDS)
 def test_resolve_every_dtype(dtype, layout):
     # indexes 0..4; 1 is dead, 2 is at generation 1, 4 is past count (3)
-    generations = np.array([0, 0, 1, 0, 0], np.uint32)
-    alive = np.array([True, False, True, True, True])
+    live = kernels.LIVE
+    words = np.array([live, 0, 1 | live, live, live], np.uint32)
     count = 4
     values = [3, 0, 1, 100, 4, 2]
     want = [3, 0, -1, -1, -1, -1]  # 2's handle at generation 0 is stale
@@ -1195,23 +1250,21 @@ def test_resolve_every_dtype(dtype, layout):
     handles = make_array(values, dtype, layout)
     assert handles.dtype == dtype
     out = np.empty(len(values), np.int64)
-    assert kernels.resolve(generations, alive, count, handles, out, -1, 3) == 2
+    assert kernels.resolve(words, count, handles, out, -1, 3) == 2
     assert out.tolist() == want
     out2 = np.empty(len(values), np.int64)
-    kernels.resolve(generations, alive, count, handles, out2, 2**31, 0)
+    kernels.resolve(words, count, handles, out2, 2**31, 0)
     assert out2.tolist() == [2**31 if w == -1 else w for w in want]
 
     indexes = make_array([3, 2, 0, 2], dtype, layout)
     got = np.empty(4, np.int64)
-    kernels.handles_of(generations, indexes, got)
+    kernels.handles_of(words, indexes, got)
     assert got.tolist() == [3, 2**32 | 2, 0, 2**32 | 2]
 
-    gens, live = generations.copy(), alive.copy()
     free = np.full(5, -1, np.int32)
-    assert kernels.destroy_entities(gens, live, free, 0, indexes, 5) == (3, 3)
+    assert kernels.destroy_entities(words, free, 0, indexes, 5) == (3, 3)
     assert free[:3].tolist() == [3, 2, 0]
-    assert gens.tolist() == [1, 0, 2, 1, 0]
-    assert live.tolist() == [False, False, False, False, True]
+    assert words.tolist() == [1, 0, 2, 1, live]
 
 
 # --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from sparseset import (
     View,
     World,
 )
+from sparseset.kernels import LIVE
 from sparseset.world import entities, entity_store
 from sparseset.world.world import LAST_GENERATION
 
@@ -196,7 +197,7 @@ def test_alive_rejects_non_integer_handles(bad):
 def test_an_index_at_the_last_generation_is_retired_not_reused():
     w = World()
     e = w.create(2)
-    w._entities.generations[0] = LAST_GENERATION
+    w._entities.generations[0] = LAST_GENERATION | LIVE  # alive, at the last one
     last = LAST_GENERATION << 32
     assert w.alive(last) and not w.alive(e[0])
     w.destroy(last)

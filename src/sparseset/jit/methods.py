@@ -78,6 +78,7 @@ from ..kernels import (
 )
 from ..kernels.algebra import mark_members, unmark_members
 from ..kernels.array_types import Bool, Int, IntArray, typed_njit
+from ..kernels.entities import handle_of
 from ..kernels.index.kinds import accepts, grow, in_range, row_limit
 from ..kernels.marks import grown_marks, marked_count, put_mark
 from ..kernels.options import NO_NRT
@@ -123,7 +124,7 @@ def key_of(twin: Any, i: int) -> int:
     (1, -1)
     """
     if kind_of(numba.typeof(twin)) is Kind.WORLD_STORE:
-        return int(live_index(twin.generations, twin.alive, twin.alive.shape[0], i))
+        return int(live_index(twin.generations, twin.generations.shape[0], i))
     return int(i)
 
 
@@ -131,7 +132,7 @@ def key_of(twin: Any, i: int) -> int:
 def live_key(twin: Any, i: Int) -> int:
     """A World store twin's key of handle ``i`` (see :func:`key_of`)."""
     # An int64, a Python int to the callers.
-    return live_index(twin.generations, twin.alive, twin.alive.shape[0], i)  # type: ignore[return-value]
+    return live_index(twin.generations, twin.generations.shape[0], i)  # type: ignore[return-value]
 
 
 @overload(key_of, inline="always")
@@ -713,9 +714,8 @@ def _make_room(self, i):  # type: ignore[no-untyped-def]
 @typed_njit(**NO_NRT)
 def handle_at(twin: Any, k: Int) -> int:
     """A World store twin's handle of row ``k``, without reference counting."""
-    i = twin.dense[k]
     # An int64, a Python int to the callers.
-    return (np.int64(twin.generations[i]) << 32) | np.int64(i)  # type: ignore[return-value]
+    return handle_of(twin.generations, twin.dense[k])  # type: ignore[return-value]
 
 
 @overload_method(TwinType, "handle", inline="always")
@@ -990,7 +990,7 @@ def remove_logged_in_place(twin: Any, key: Int) -> int:
     count = twin.removed_count
     if count == twin.removed_handles.shape[0]:
         return -1
-    twin.removed_handles[count] = (np.int64(twin.generations[key]) << 32) | key
+    twin.removed_handles[count] = handle_of(twin.generations, key)
     twin.removed_count = count + 1
     twin.n = swap_remove(twin.sparse, twin.dense, n, p)
     move_rows(column_arrays(twin), p, n - 1)

@@ -75,13 +75,13 @@ def _built(names: list[str] | tuple[str, ...], values: list[Any]) -> Any:
 def make_twin(
     state: Any,
     columns: dict[str, Any],
-    entities: tuple[Any, Any] | None = None,
+    entities: tuple[Any, ...] | None = None,
     removal_log: bool = False,
     member_bits: tuple[np.ndarray, int, int] | None = None,
 ) -> Twin:
     """A twin holding ``state``'s arrays (no copy), counters and checkpoint
     stack, and its columns ``_col_<name>`` for each name of ``columns``;
-    with ``entities`` (a world's generations and liveness), one that takes
+    with ``entities`` (a world's generations, with liveness), one that takes
     handles; with ``removal_log`` too, one whose ``remove`` logs the
     handles it removes (a tracked component's); with ``member_bits``
     (``(bitmap, n, epoch)``: the members as a bitmap, valid at that ``n``

@@ -17,7 +17,7 @@ The fields say which kind of state a type is (:func:`kind_of`):
   bitmap kept in step);
 - a store's twin: those, then one ``_col_<name>`` field per column;
 - a World store's twin: those, then :data:`ENTITY_FIELDS` (the world's
-  ``generations`` and ``alive``) before the columns;
+  ``generations``, whose words carry liveness too) before the columns;
 - a SetArray's state: :data:`SET_ARRAY_FIELDS`.
 
 This module is the type's compiled side below the methods: its data model,
@@ -65,7 +65,7 @@ TWIN_FIELDS = ("sparse", "dense", "n", "epoch", "marks", "depth", "stamp", "owne
 #: bit (see :mod:`.methods`).
 BITS_FIELDS = ("member_bits", "bits_n", "bits_epoch")
 #: A World store's twin also holds the world's entity arrays.
-ENTITY_FIELDS = ("generations", "alive")
+ENTITY_FIELDS = ("generations",)
 #: The twins' methods (:mod:`.methods`): a column of the same name is
 #: reached as ``twin["name"]`` only, the attribute being the method.
 METHOD_NAMES = frozenset(

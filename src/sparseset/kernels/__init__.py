@@ -33,8 +33,10 @@ from .batch import (
 )
 from .element import claim, find, grown_length, push, swap_members, swap_remove
 from .entities import (
+    GENERATION_MASK,
     INDEX_BITS,
     INDEX_MASK,
+    LIVE,
     create_entities,
     destroy_entities,
     handles_at,
@@ -62,9 +64,11 @@ from .scalar import add_one, discard_one, find_one
 __all__ = [
     "ACCUMULATE_TUNING",
     "DISCARD_TUNING",
+    "GENERATION_MASK",
     "INDEX_BITS",
     "INDEX_MASK",
     "JOIN_TUNING",
+    "LIVE",
     "LOOKUP_TUNING",
     "NO_POSITIONS",
     "UPSERT_TUNING",

@@ -1,10 +1,13 @@
 """Entity handle kernels: create, destroy and resolve generational handles.
 
-A handle is an int64 ``index | generation << 32``. The world keeps, per
-index ever used, its current ``generations[index]`` (uint32) and whether it
-is ``alive``, plus a stack of ``free`` indexes to recycle. A handle resolves
-only while its generation matches and the index is alive, so a destroyed
-handle stays dead after its index is reused.
+A handle is an int64 ``index | generation << 32``, the generation below
+``2**31``. The world keeps, per index, one uint32 word ``generations[index]``:
+the index's current generation, with bit 31 (:data:`LIVE`) set while the
+index holds a live entity, plus a stack of ``free`` indexes to recycle. A
+handle resolves only while its word is its generation with :data:`LIVE`
+set, so a destroyed handle stays dead after its index is reused, and one
+load tells whether a handle is alive. An index never used has the word 0
+(the arrays are zero-filled): no generation, not alive.
 """
 
 from typing import TypeAlias
@@ -23,10 +26,13 @@ from .prefetch import prefetch
 INDEX_BITS = 32
 INDEX_MASK = (1 << INDEX_BITS) - 1
 
-#: Per index: its current generation.
+#: The bit of an index's word set while the index holds a live entity.
+LIVE = 1 << 31
+#: The bits of an index's word that hold its generation.
+GENERATION_MASK = LIVE - 1
+
+#: Per index: its current generation, with :data:`LIVE` while it is alive.
 Generations: TypeAlias = NDArray[np.uint32]
-#: Per index: whether it is alive.
-Alive: TypeAlias = NDArray[np.bool_]
 #: Handles (``index | generation << 32``), or indexes where a handle is dead.
 Handles: TypeAlias = NDArray[np.int64]
 
@@ -34,7 +40,6 @@ Handles: TypeAlias = NDArray[np.int64]
 @njit(cache=True)
 def create_entities(
     generations: Generations,
-    alive: Alive,
     free: NDArray[np.int32],
     n_free: int,
     count: int,
@@ -48,11 +53,13 @@ def create_entities(
     Examples
     --------
     >>> import numpy as np
-    >>> generations = np.zeros(4, np.uint32); alive = np.zeros(4, np.bool_)
+    >>> generations = np.zeros(4, np.uint32)
     >>> free = np.array([1, 0, 0, 0], np.int32); generations[1] = 3
     >>> out = np.empty(2, np.int64)
-    >>> create_entities(generations, alive, free, 1, 2, out), out.tolist()
+    >>> create_entities(generations, free, 1, 2, out), out.tolist()
     ((0, 3), [12884901889, 2])
+    >>> (generations[:3] & GENERATION_MASK).tolist(), (generations[:3] >= LIVE).tolist()
+    ([0, 3, 0], [False, True, True])
     """
     for k in range(out.shape[0]):
         if n_free > 0:
@@ -62,15 +69,15 @@ def create_entities(
             i = np.int64(count)
             count += 1
             generations[np.uint64(i)] = 0
-        alive[np.uint64(i)] = True
-        out[k] = (np.int64(generations[np.uint64(i)]) << INDEX_BITS) | i
+        generation = generations[np.uint64(i)]
+        generations[np.uint64(i)] = generation | np.uint32(LIVE)
+        out[k] = (np.int64(generation) << INDEX_BITS) | i
     return n_free, count
 
 
 @njit(cache=True)
 def destroy_entities(
     generations: Generations,
-    alive: Alive,
     free: NDArray[np.int32],
     n_free: int,
     indexes: IntArray,
@@ -86,30 +93,32 @@ def destroy_entities(
     Examples
     --------
     >>> import numpy as np
-    >>> generations = np.array([0, 7], np.uint32); alive = np.ones(2, np.bool_)
+    >>> generations = np.array([0, 7], np.uint32) | np.uint32(LIVE)
     >>> free = np.empty(2, np.int32)
-    >>> destroy_entities(generations, alive, free, 0, np.array([0, 1, 0]), 7)
+    >>> destroy_entities(generations, free, 0, np.array([0, 1, 0]), 7)
     (1, 2)
-    >>> generations.tolist(), alive.tolist(), free[:1].tolist()
-    ([1, 7], [False, False], [0])
+    >>> generations.tolist(), free[:1].tolist()
+    ([1, 7], [0])
     """
     killed = 0
     for k in range(indexes.shape[0]):
         i = np.uint64(indexes[k])
-        if alive[i]:
-            alive[i] = False
+        word = generations[i]
+        if word & np.uint32(LIVE):
+            generation = word & np.uint32(GENERATION_MASK)
             killed += 1
-            if generations[i] < last_generation:
-                generations[i] += 1
+            if generation < last_generation:
+                generations[i] = generation + np.uint32(1)
                 free[np.uint32(n_free)] = np.int32(i)
                 n_free += 1
+            else:
+                generations[i] = generation
     return n_free, killed
 
 
 @njit(cache=True)
 def resolve(
     generations: Generations,
-    alive: Alive,
     count: Int,
     handles: IntArray,
     out: Handles,
@@ -121,16 +130,16 @@ def resolve(
     Returns the position of the first dead handle, or -1 if all are alive.
     A handle is dead if negative, if its index was never used, or if its
     generation is not the index's current one on a live index. Each step
-    prefetches the generation and liveness of the handle ``ahead`` on
+    prefetches the word of the handle ``ahead`` on
     (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`), so the misses of a
     batch of scattered handles overlap.
 
     Examples
     --------
     >>> import numpy as np
-    >>> generations = np.array([1, 0], np.uint32); alive = np.ones(2, np.bool_)
+    >>> generations = np.array([1, 0], np.uint32) | np.uint32(LIVE)
     >>> out = np.empty(3, np.int64)
-    >>> resolve(generations, alive, 2, np.array([1, 0, 2**32]), out, -1, 8)
+    >>> resolve(generations, 2, np.array([1, 0, 2**32]), out, -1, 8)
     1
     >>> out.tolist()
     [1, -1, 0]
@@ -140,8 +149,7 @@ def resolve(
     for k in range(handles.shape[0]):
         coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
         prefetch(generations, coming)
-        prefetch(alive, coming)
-        i = live_index(generations, alive, count, handles[k])
+        i = live_index(generations, count, handles[k])
         if i >= 0:
             out[k] = i
         else:
@@ -154,7 +162,6 @@ def resolve(
 @njit(cache=True, nogil=True)
 def rows_of_handles(
     generations: Generations,
-    alive: Alive,
     count: Int,
     sparse: Index,
     dense: IntArray,
@@ -172,7 +179,7 @@ def rows_of_handles(
     caller then takes the path that says why. One pass where resolving
     the handles (:func:`resolve`) and then looking up their indexes would
     each read the batch and wait for their own misses: each step
-    prefetches the generation, liveness and index slot of the handle
+    prefetches the word and the index slot of the handle
     ``ahead`` on (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`) and, where
     the index kind looks ahead, the ``dense`` entry of the handle half as
     far on. It only reads, so it releases the GIL.
@@ -180,14 +187,14 @@ def rows_of_handles(
     Examples
     --------
     >>> import numpy as np
-    >>> generations = np.array([0, 1], np.uint32); alive = np.ones(2, np.bool_)
+    >>> generations = np.array([0, 1], np.uint32) | np.uint32(LIVE)
     >>> sparse = np.array([1, 0], np.uint32); dense = np.array([1, 0], np.int32)
     >>> out = np.empty(2, np.int64); handles = np.array([2**32 + 1, 0])
-    >>> rows_of_handles(generations, alive, 2, sparse, dense, 2, handles, out, 8)
+    >>> rows_of_handles(generations, 2, sparse, dense, 2, handles, out, 8)
     -1
     >>> out.tolist()
     [0, 1]
-    >>> rows_of_handles(generations, alive, 2, sparse, dense, 1, handles, out, 8)
+    >>> rows_of_handles(generations, 2, sparse, dense, 1, handles, out, 8)
     1
     """
     last = handles.shape[0] - 1
@@ -195,13 +202,12 @@ def rows_of_handles(
     for k in range(handles.shape[0]):
         coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
         prefetch(generations, coming)
-        prefetch(alive, coming)
         prefetch_slot(sparse, coming)
         if looks_ahead(sparse):
             near = np.int64(handles[min(k + half, last)]) & INDEX_MASK
             c = lookup(sparse, near)
             prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
-        i = live_index(generations, alive, count, handles[k])
+        i = live_index(generations, count, handles[k])
         if i < 0:
             return k
         p = find(sparse, dense, n, i)
@@ -212,25 +218,41 @@ def rows_of_handles(
 
 
 @typed_njit(**NO_NRT)
-def live_index(
-    generations: Generations, alive: Alive, count: Int, handle: Int
-) -> np.int64:
-    """The index of ``handle`` if it is alive, else -1 (see :func:`resolve`).
+def live_index(generations: Generations, count: Int, handle: Int) -> np.int64:
+    """The index of ``handle`` if it is alive, else -1 (see :func:`resolve`):
+    its index's word must be its generation with :data:`LIVE` set.
 
     Examples
     --------
     >>> import numpy as np
-    >>> generations = np.array([1, 0], np.uint32); alive = np.ones(2, np.bool_)
-    >>> live_index(generations, alive, 2, 2**32), live_index(generations, alive, 2, 0)
+    >>> generations = np.array([1, 0], np.uint32) | np.uint32(LIVE)
+    >>> live_index(generations, 2, 2**32), live_index(generations, 2, 0)
     (0, -1)
     """
     h = np.int64(handle)
     i = h & INDEX_MASK
     if h >= 0 and i < count:
-        iu = np.uint64(i)
-        if alive[iu] and np.int64(generations[iu]) == (h >> INDEX_BITS):
+        word = np.int64(generations[np.uint64(i)])
+        if word == (h >> INDEX_BITS) | LIVE:
             return i
     return np.int64(-1)
+
+
+@typed_njit(**NO_NRT)
+def handle_of(generations: Generations, index: Int) -> np.int64:
+    """The current handle of live index ``index``: its generation (its word
+    without :data:`LIVE`) above the index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([0, 2], np.uint32) | np.uint32(LIVE)
+    >>> int(handle_of(generations, 1))
+    8589934593
+    """
+    i = np.uint64(index)
+    generation = np.int64(generations[i] & np.uint32(GENERATION_MASK))
+    return (generation << INDEX_BITS) | np.int64(i)
 
 
 @njit(cache=True, nogil=True)
@@ -244,13 +266,13 @@ def handles_of(generations: Generations, indexes: IntArray, out: Handles) -> Non
     --------
     >>> import numpy as np
     >>> out = np.empty(2, np.int64)
-    >>> handles_of(np.array([0, 2], np.uint32), np.array([1, 0]), out)
+    >>> generations = np.array([0, 2], np.uint32) | np.uint32(LIVE)
+    >>> handles_of(generations, np.array([1, 0]), out)
     >>> out.tolist()
     [8589934593, 0]
     """
     for k in range(indexes.shape[0]):
-        i = np.uint64(indexes[k])
-        out[k] = (np.int64(generations[i]) << INDEX_BITS) | np.int64(i)
+        out[k] = handle_of(generations, indexes[k])
 
 
 @njit(cache=True, nogil=True)
@@ -271,7 +293,8 @@ def handles_at(
     >>> import numpy as np
     >>> out = np.empty(2, np.int64)
     >>> indexes = np.array([7, 1, 0], np.int32); at = np.array([2, 1], np.uint32)
-    >>> handles_at(np.array([0, 2], np.uint32), indexes, at, out, 8)
+    >>> generations = np.array([0, 2], np.uint32) | np.uint32(LIVE)
+    >>> handles_at(generations, indexes, at, out, 8)
     >>> out.tolist()
     [0, 8589934593]
     """
@@ -279,5 +302,4 @@ def handles_at(
     for k in range(at.shape[0]):
         coming = indexes[np.uint64(at[min(k + ahead, last)])]
         prefetch(generations, np.uint64(coming))
-        i = np.uint64(indexes[np.uint64(at[k])])
-        out[k] = (np.int64(generations[i]) << INDEX_BITS) | np.int64(i)
+        out[k] = handle_of(generations, indexes[np.uint64(at[k])])

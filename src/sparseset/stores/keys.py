@@ -49,7 +49,7 @@ class KeyMap(Protocol):
     def ids_of(self, keys: np.ndarray) -> np.ndarray:
         """What the store's user calls the rows keyed by ``keys``."""
 
-    def twin_entities(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def twin_entities(self) -> tuple[np.ndarray, ...] | None:
         """What a jit twin needs to take these ids (None: plain ids)."""
 
     def table_kind(self, ids: np.ndarray, kind: str) -> str:

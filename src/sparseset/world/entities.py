@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import config, kernels
-from ..kernels.entities import INDEX_BITS, INDEX_MASK
+from ..kernels.entities import GENERATION_MASK, INDEX_BITS, INDEX_MASK, LIVE
 from ..sets.ids import as_ids, kernel_ids, reject_negative
 from ..sets.pool import share_out, shared
 from ..sets.sparse_set import FLAT_LIMIT
@@ -71,7 +71,6 @@ class Entities:
     """
 
     __slots__ = (
-        "alive_flags",
         "count",
         "free",
         "generations",
@@ -81,10 +80,10 @@ class Entities:
     )
 
     def __init__(self, capacity: int) -> None:
-        #: Generation of each index ever used, then spare room.
+        #: Per index, its generation, with ``kernels.LIVE`` set while it
+        #: holds a live entity (see :mod:`sparseset.kernels.entities`); 0
+        #: past the indexes ever used.
         self.generations = kernels.allocation.zeros(capacity, np.uint32)
-        #: Whether each index holds a live entity.
-        self.alive_flags = kernels.allocation.zeros(capacity, np.bool_)
         #: Indexes free for reuse, in ``free[:n_free]``.
         self.free = kernels.allocation.empty(capacity, np.int32)
         self.n_free = 0
@@ -102,9 +101,9 @@ class Entities:
         Examples
         --------
         >>> Entities(10).nbytes
-        90
+        80
         """
-        return self.generations.nbytes + self.alive_flags.nbytes + self.free.nbytes
+        return self.generations.nbytes + self.free.nbytes
 
     def reserve(self, needed: int) -> bool:
         """Make room for ``needed`` indexes; whether the arrays were replaced.
@@ -118,7 +117,7 @@ class Entities:
         if needed <= current:
             return False
         length = kernels.grown_length(current, needed, INDEX_LIMIT)
-        for name in ("generations", "alive_flags", "free"):
+        for name in ("generations", "free"):
             old = getattr(self, name)
             grown = kernels.allocation.zeros(length, old.dtype)
             grown[:current] = old
@@ -139,7 +138,6 @@ class Entities:
         handles = np.empty(n, np.int64)
         self.n_free, self.count = kernels.create_entities(
             self.generations,
-            self.alive_flags,
             self.free,
             self.n_free,
             self.count,
@@ -163,7 +161,7 @@ class Entities:
         """
         handles = self.create(n)
         keys = handles & np.int64(kernels.INDEX_MASK)
-        self.alive_flags[keys] = False
+        self.generations[keys] &= np.uint32(kernels.GENERATION_MASK)
         self.live -= n
         self.held.update(keys.tolist())
         return handles
@@ -178,7 +176,7 @@ class Entities:
         """
         keys = handles & np.int64(kernels.INDEX_MASK)
         self.held.difference_update(keys.tolist())
-        self.alive_flags[keys] = True
+        self.generations[keys] |= np.uint32(kernels.LIVE)
         self.live += keys.shape[0]
 
     def release(self, handles: np.ndarray) -> None:
@@ -219,7 +217,6 @@ class Entities:
         """
         self.n_free, killed = kernels.destroy_entities(
             self.generations,
-            self.alive_flags,
             self.free,
             self.n_free,
             keys,
@@ -250,7 +247,6 @@ class Entities:
         keys = np.empty(arr.shape[0], np.int64)
         first_dead = kernels.resolve(
             self.generations,
-            self.alive_flags,
             self.count,
             kernel_ids(arr),
             keys,
@@ -301,13 +297,12 @@ class Entities:
         ids = kernel_ids(handles)
         count = ids.shape[0]
         out = np.empty(count, np.int64)
-        generations, alive, used = self.generations, self.alive_flags, self.count
+        generations, used = self.generations, self.count
         ahead = config.ADD_PREFETCH_AHEAD
 
         def find(start: int, stop: int) -> bool:
             stopped = kernels.rows_of_handles(
                 generations,
-                alive,
                 used,
                 sparse,
                 dense,
@@ -331,11 +326,11 @@ class Entities:
         >>> table.index_of(int(e[0])), table.index_of(2**32)
         (0, -1)
         """
-        index = handle & INDEX_MASK
+        index, generation = handle & INDEX_MASK, handle >> INDEX_BITS
         if (
             index < self.count
-            and self.alive_flags.item(index)
-            and self.generations.item(index) == handle >> INDEX_BITS
+            and generation < LIVE
+            and self.generations.item(index) == generation | LIVE
         ):
             return index
         return -1
@@ -351,7 +346,7 @@ class Entities:
         index, generation = handle & kernels.INDEX_MASK, handle >> kernels.INDEX_BITS
         if handle >= 2**63 or index >= self.count:
             return f"{handle} was never created"
-        current = int(self.generations[index])
+        current = int(self.generations[index]) & GENERATION_MASK
         if generation > current:
             return (
                 f"{handle} (index {index}, generation {generation}) was never created"
@@ -424,10 +419,11 @@ class Entities:
         >>> table.live_keys().tolist()
         [0, 2]
         """
-        return np.flatnonzero(self.alive_flags[: self.count])
+        return np.flatnonzero(self.generations[: self.count] & np.uint32(LIVE))
 
     def snapshot(self) -> EntityTable:
-        """The table as arrays (views, no copies): what a saved world keeps.
+        """The table as arrays: what a saved world keeps (each index's
+        generation and liveness apart, copies; the free list a view).
 
         Examples
         --------
@@ -439,8 +435,9 @@ class Entities:
         free = self.free[: self.n_free]
         if self.held:  # indexes of an unapplied buffer: free in a saved world
             free = np.concatenate([free, np.array(sorted(self.held), np.int32)])
+        words = self.generations[: self.count]
         return EntityTable(
-            self.generations[: self.count], self.alive_flags[: self.count], free
+            words & np.uint32(GENERATION_MASK), (words & np.uint32(LIVE)) != 0, free
         )
 
     def restore(self, table: EntityTable) -> bool:
@@ -457,8 +454,9 @@ class Entities:
         """
         count = table.generations.shape[0]
         replaced = self.reserve(count)
-        self.generations[:count] = table.generations
-        self.alive_flags[:count] = table.alive
+        self.generations[:count] = table.generations | np.where(
+            table.alive, np.uint32(LIVE), np.uint32(0)
+        )
         self.free[: table.free.shape[0]] = table.free
         self.count, self.n_free = count, table.free.shape[0]
         self.live = int(table.alive.sum())

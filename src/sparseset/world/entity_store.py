@@ -131,9 +131,9 @@ class HandleKeys:
         """The handles of entity indexes."""
         return self._entities.handles(keys)
 
-    def twin_entities(self) -> tuple[np.ndarray, np.ndarray]:
-        """The world's generations and liveness, which a twin checks."""
-        return self._entities.generations, self._entities.alive_flags
+    def twin_entities(self) -> tuple[np.ndarray, ...]:
+        """The world's generations (with liveness), which a twin checks."""
+        return (self._entities.generations,)
 
     def table_kind(self, ids: np.ndarray, kind: str) -> str:
         """The first kind whose range takes every handle of the table (a
@@ -885,7 +885,7 @@ class EntityStore(ComponentStore):
         """
         twin = self._engine.twin
         if twin is not None:
-            twin.generations, twin.alive = self._handles.twin_entities()
+            (twin.generations,) = self._handles.twin_entities()
 
     # -- the World interface: what views and groups ask -------------------
 

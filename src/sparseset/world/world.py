@@ -482,7 +482,7 @@ class World(Guarded):
         Examples
         --------
         >>> w = World(capacity=100); w.register("hp", "f8"); w.nbytes
-        2500
+        2400
         """
         stores = sum(store.nbytes for store in self._stores.values())
         return self._entities.nbytes + stores
