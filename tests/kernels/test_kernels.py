@@ -1052,16 +1052,21 @@ def handle_candidates(state):
     return out or [0]
 
 
-@given(entity_states(), st.data())
-def test_resolve(state, data):
+def draw_handles(state, data, max_size):
+    """Up to ``max_size`` of :func:`handle_candidates`, in any id dtype and layout."""
     handles = data.draw(
-        st.lists(st.sampled_from(handle_candidates(state)), max_size=20)
+        st.lists(st.sampled_from(handle_candidates(state)), max_size=max_size)
     )
-    handles = make_array(
+    return make_array(
         handles,
         data.draw(st.sampled_from(INT_DTYPES)),
         data.draw(st.sampled_from(LAYOUTS)),
     )
+
+
+@given(entity_states(), st.data())
+def test_resolve(state, data):
+    handles = draw_handles(state, data, 20)
     before = ids_snapshot(handles)
     dead = data.draw(st.sampled_from([-1, 2**31]))
     ahead = data.draw(st.sampled_from([0, 1, 8, 64]))  # any distance: only timing
@@ -1143,14 +1148,7 @@ def test_rows_of_handles(state, data):
     n = 0
     for i in members:
         n = reference.push(sparse, dense, n, i)
-    handles = data.draw(
-        st.lists(st.sampled_from(handle_candidates(state)), max_size=12)
-    )
-    handles = make_array(
-        handles,
-        data.draw(st.sampled_from(INT_DTYPES)),
-        data.draw(st.sampled_from(LAYOUTS)),
-    )
+    handles = draw_handles(state, data, 12)
     ahead = data.draw(st.sampled_from([0, 1, 8, 64]))
     words = state.words()
     out, out_big = with_guard(np.full(handles.shape[0], -7, np.int64), WORD_GUARD)
