@@ -839,8 +839,7 @@ class ComponentStore(Guarded):
 
     def _positions(self, ids: Any) -> tuple[np.ndarray, bool]:
         """Dense positions of ids that must all be members (else KeyError)."""
-        a = self._engine.state
-        found = self._key_map.rows_of(ids, a.sparse, a.dense, a.n)
+        found = self._key_map.rows_of(ids, self._engine.state)
         if found is not None:
             return found
         keys, scalar = self._key_map.keys_of(ids, "nothing was read or changed")

@@ -11,11 +11,14 @@ a missing one and what its ids are.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..sets.ids import as_ids, describe
+
+if TYPE_CHECKING:
+    from ..sets.engine import SetState
 
 
 class KeyMap(Protocol):
@@ -31,14 +34,13 @@ class KeyMap(Protocol):
         handle; :meth:`key_of` then says why); None where every id is its
         own key. For one-id calls, where :meth:`key_of`'s frame costs."""
 
-    def rows_of(
-        self, ids: Any, sparse: Any, dense: np.ndarray, n: int
-    ) -> tuple[np.ndarray, bool] | None:
-        """The rows of ``ids`` in the index ``sparse`` over ``dense[:n]``,
-        and whether one id, where every id is valid and has a row, found in
-        one pass that :meth:`keys_of` and a lookup would make in two; None
-        where some id has none or is not valid (the caller then takes the
-        path that says why), or where the key map has no such pass."""
+    def rows_of(self, ids: Any, state: SetState) -> tuple[np.ndarray, bool] | None:
+        """The rows of ``ids`` in the set ``state`` (its index, ``dense`` and
+        ``n``), and whether one id, where every id is valid and has a row,
+        found in one pass that :meth:`keys_of` and a lookup would make in
+        two; None where some id has none or is not valid (the caller then
+        takes the path that says why), or where the key map has no such
+        pass."""
 
     def key_of(self, x: int) -> int:
         """One non-negative int id as its key (raising as ``keys_of``)."""
@@ -78,7 +80,7 @@ class IdKeys:
         """``ids`` as an id array (see :func:`~sparseset.sets.ids.as_ids`)."""
         return as_ids(ids)
 
-    def rows_of(self, ids: Any, sparse: Any, dense: np.ndarray, n: int) -> None:
+    def rows_of(self, ids: Any, state: SetState) -> None:
         """None: an id is its own key, so :meth:`keys_of` and the store's
         lookup are already one pass over the ids."""
         return None

@@ -34,7 +34,7 @@ Ids reach the store's index through :class:`HandleKeys`, its key map.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,6 +48,9 @@ from ..stores.component_store import ComponentStore
 from .entities import INDEX_LIMIT, Entities, where
 from .hooks import Reactor
 from .tracking import Tracker
+
+if TYPE_CHECKING:
+    from ..sets.engine import SetState
 
 
 class Owner(Protocol):
@@ -103,13 +106,11 @@ class HandleKeys:
         """The entity indexes of live handles (else DeadHandleError)."""
         return self._entities.resolve(ids, consequence)
 
-    def rows_of(
-        self, ids: Any, sparse: Any, dense: np.ndarray, n: int
-    ) -> tuple[np.ndarray, bool] | None:
+    def rows_of(self, ids: Any, state: SetState) -> tuple[np.ndarray, bool] | None:
         """The rows of live handles that all have one, in one pass (see
         :meth:`.Entities.rows_in`); None if some handle does not."""
         arr, scalar = as_ids(ids)
-        rows = self._entities.rows_in(arr, sparse, dense, n)
+        rows = self._entities.rows_in(arr, state.sparse, state.dense, state.n)
         return None if rows is None else (rows, scalar)
 
     def key_of(self, x: int) -> int:
