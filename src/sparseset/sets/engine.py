@@ -199,9 +199,11 @@ class SetState:
         return 0 if self.contains_key(i) else -1
 
     def remove(self, i: int) -> bool:
-        """Remove id ``i`` (swap-and-pop); whether it was a member. The
-        removed id lands at ``dense[n - 1]``, past the new ``n``, where a
-        rollback finds it (as :func:`sparseset.kernels.element.swap_remove`)."""
+        """Remove id ``i`` (swap-and-pop); whether it was a member. While a
+        checkpoint may be live, the removed id lands at ``dense[n - 1]``,
+        past the new ``n``, where a rollback finds it (as
+        :func:`sparseset.kernels.element.swap_remove`); with none, past
+        ``n`` is left as it was."""
         n = self.n
         sparse = self.flat_sparse
         if sparse is None:
@@ -212,14 +214,15 @@ class SetState:
             p = sparse[i]
         except IndexError:
             return False
-        if not (p < n and dense[p] == i):
+        if p >= n or dense[p] != i:
             return False
         last = n - 1
         moved = dense[last]
         dense[p] = moved
         sparse[moved] = p
-        dense[last] = i
-        sparse[i] = last
+        if self.depth:  # a checkpoint may restore i
+            dense[last] = i
+            sparse[i] = last
         self.n = last
         return True
 

@@ -693,31 +693,36 @@ class SparseSet(MutableSet[int], Guarded):
         (1, [3, 2])
         """
         x = ids if type(ids) is int else scalar_id(ids)
-        if 0 <= x < INT64_END:
+        if x >= 0:
             lock = self._guard
             lock.acquire()
             try:
                 state = self._engine.state
                 sparse = state.flat_sparse
-                if sparse is None:
+                if sparse is not None:
+                    # SetState.remove on a flat index, inline (its frame is
+                    # a fifth of the call), in its order: swap, then n.
+                    # IndexError, not a length check, past the index's end
+                    # (an id past it, however large, is simply absent).
+                    try:
+                        p = sparse[x]
+                    except IndexError:
+                        return 0
+                    dense = state.flat_dense
+                    n = state.n
+                    if p >= n or dense[p] != x:
+                        return 0
+                    last = n - 1
+                    moved = dense[last]
+                    dense[p] = moved
+                    sparse[moved] = p
+                    if state.depth:  # a checkpoint may restore x
+                        dense[last] = x
+                        sparse[x] = last
+                    state.n = last
+                    return 1
+                if x < INT64_END:
                     return 1 if state.remove(x) else 0
-                # SetState.remove on a flat index, inline (its frame is a
-                # fifth of the call), in its order: swap, then n.
-                if x >= len(sparse):
-                    return 0
-                dense = state.flat_dense
-                n = state.n
-                p = sparse[x]
-                if not (p < n and dense[p] == x):
-                    return 0
-                last = n - 1
-                moved = dense[last]
-                dense[p] = moved
-                sparse[moved] = p
-                dense[last] = x
-                sparse[x] = last
-                state.n = last
-                return 1
             finally:
                 lock.release()
         return self._discard(ids)
