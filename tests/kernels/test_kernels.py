@@ -382,6 +382,26 @@ def test_join_rows(state, data):
     np.testing.assert_array_equal(state.dense, dense0)
 
 
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=40),
+    st.integers(0, 1),
+    st.integers(0, 9),
+    st.integers(-3, 44),
+    st.integers(-3, 44),
+)
+def test_rows_stamped_after_is_a_mask_of_the_stamps_or_the_range(
+    rows, which, since, start, stop
+):
+    # Blocks past and short of the scan's width, a range inside, across,
+    # before or past the rows: the rows stamped after since or in range.
+    stamps = np.array(rows, np.uint16).reshape(len(rows), 2)
+    out = np.full(len(rows), -1, np.int64)
+    count = kernels.rows_stamped_after(stamps, which, since, start, stop, out)
+    positions = np.arange(len(rows))
+    want = (stamps[:, which] > since) | ((start <= positions) & (positions < stop))
+    np.testing.assert_array_equal(out[:count], np.flatnonzero(want))
+
+
 @given(st.data())
 def test_take_gathers_like_fancy_indexing(data):
     values = data.draw(

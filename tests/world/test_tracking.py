@@ -124,14 +124,14 @@ def test_removal_records_live_until_every_open_reader_has_read_them():
         b.added()
 
 
-def test_nbytes_counts_eight_bytes_per_tracked_row():
+def test_nbytes_counts_four_bytes_per_tracked_row():
     plain, tracked = World(), World()
     plain.register("pos", "f8")
     tracked.register("pos", "f8", track=True)
     for w in (plain, tracked):
         w.add("pos", w.create(1000), pos=0.0)
     grown = tracked["pos"].nbytes - plain["pos"].nbytes
-    assert grown == 8 * tracked["pos"]._array("_stamps").shape[0]
+    assert grown == 4 * tracked["pos"]._array("_stamps").shape[0]
 
 
 def test_the_clock_rebases_without_losing_an_event(monkeypatch):
@@ -152,6 +152,38 @@ def test_the_clock_rebases_without_losing_an_event(monkeypatch):
     assert slow.removed().tolist() == [e[0]]
     assert sorted(fast.added().tolist()) == e[2:].tolist()
     assert sorted(fast.changed().tolist()) == [e[1], e[2], e[3]]
+
+
+def test_stamps_fit_their_type_across_the_clock_s_real_limit():
+    # The clock taken to its last ticks: stamps written at them fit uint16,
+    # and the renumbering at the limit loses no event.
+    w = World()
+    w.register("hp", "i4", track=True)
+    e = w.create(3)
+    reader = w.reader("hp")
+    w._tracker.tick = tracking.TICK_LIMIT - 2
+    w.add("hp", e[:2])
+    for k in range(4):
+        reader.commit()
+        w.set("hp", e[k % 2], hp=k)
+        assert sorted(reader.changed().tolist()) == [e[k % 2]]
+        stamps = w["hp"]._array("_stamps")[: len(w["hp"])]
+        assert stamps.dtype == np.uint16 and int(stamps.max()) <= w._tracker.tick
+    assert w._tracker.tick < 10  # renumbered once the limit was reached
+    w.add("hp", e[2])
+    assert reader.added().tolist() == [e[2]]
+
+
+def test_a_world_holds_a_bounded_number_of_open_readers(monkeypatch):
+    monkeypatch.setattr(tracking, "MAX_READERS", 3)
+    w = World()
+    w.register("hp", "i4", track=True)
+    w.register("mp", "i4", track=True)
+    held = [w.reader("hp"), w.reader("mp"), w.reader("hp")]
+    with pytest.raises(RuntimeError, match="3 open readers"):
+        w.reader("mp")
+    held.pop().close()
+    assert w.reader("mp").name == "mp"
 
 
 def test_group_and_view_touch_mark_their_rows():

@@ -211,30 +211,56 @@ def stamp_rows(
         stamps[np.uint64(positions[k]), which] = tick
 
 
+#: Rows a stamp scan tests at once: one vector compare and count, the
+#: rows written out only where one is past (most blocks have none).
+_SCAN_BLOCK = 8
+
+
 @typed_njit(**NO_NRT)
 def rows_stamped_after(
     stamps: NDArray[Any], which: Int, since: Int, start: Int, stop: Int, out: IntArray
 ) -> int:
     """Write to ``out`` the rows ``p`` whose ``stamps[p, which]`` is past
     ``since``, or that lie in ``[start, stop)``, ascending; how many.
+    ``out`` has a slot for every row.
 
-    One pass over a tracked store's stamps (a uint32 column of two per
-    row, see :mod:`sparseset.world.tracking`): numpy would build a mask of
-    every row, then scan it again.
+    One pass over a tracked store's stamps (a column of two per row, see
+    :mod:`sparseset.world.tracking`), a block of rows per compare: numpy
+    would build a mask of every row, then scan it again.
 
     Examples
     --------
     >>> import numpy as np
-    >>> stamps = np.array([[1, 5], [1, 2], [1, 1], [1, 7]], np.uint32)
+    >>> stamps = np.array([[1, 5], [1, 2], [1, 1], [1, 7]], np.uint16)
     >>> out = np.empty(4, np.int64)
     >>> count = rows_stamped_after(stamps, 1, 2, 2, 3, out); out[:count].tolist()
     [0, 2, 3]
     """
+    m = stamps.shape[0]
     count = 0
-    for p in range(stamps.shape[0]):
-        if stamps[p, which] > since or (start <= p and p < stop):
-            out[count] = p
-            count += 1
+    if start < stop:
+        # Rows noted written as a range (a group's touch): most are out.
+        for p in range(m):
+            if stamps[p, which] > since or (start <= p and p < stop):
+                out[count] = p
+                count += 1
+        return count
+    # One loop from row 0 in whole blocks: the same loop between bounds
+    # passed in (a helper for each side of a range) compiled to slower code.
+    full = m - m % _SCAN_BLOCK
+    for b in range(0, full, _SCAN_BLOCK):
+        past = 0
+        for j in range(_SCAN_BLOCK):
+            past += stamps[b + j, which] > since
+        if past:
+            # Every row is written and the count moves only past a hit: no
+            # branch per row.
+            for p in range(b, b + _SCAN_BLOCK):
+                out[count] = p
+                count += stamps[p, which] > since
+    for p in range(full, m):
+        out[count] = p
+        count += stamps[p, which] > since
     return count
 
 

@@ -33,6 +33,11 @@ from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
 
+#: A stamp's type (see _track_changes): two per row, 4 bytes a row, so a
+#: reader's scan of one stamp per row reads half of what uint32 would; the
+#: world's clock renumbers every stamp before it passes the type's range.
+STAMP_DTYPE = np.dtype(np.uint16)
+
 _WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
 # discard_rows needs at least one column to unroll over (see kernels.discard).
 _NO_ROWS = (np.empty((0, 0), np.uint8),)
@@ -339,7 +344,7 @@ class ComponentStore(Guarded):
         :meth:`add_at`). Before any row exists."""
         # Both stamps in one row of one column: a row move (swap-and-pop, a
         # group's packing) then touches one more cache line, not two.
-        self._carry("_stamps", np.uint32, (2,))
+        self._carry("_stamps", STAMP_DTYPE, (2,))
         self._clock = clock
 
     def _stamp(self, written: Any, first_new: int, end: int) -> None:
@@ -395,7 +400,7 @@ class ComponentStore(Guarded):
         if held is not None:
             start, stop, tick = held
             changed = self._array("_stamps")[start : min(stop, len(self)), 1]
-            np.maximum(changed, np.uint32(tick), out=changed)
+            np.maximum(changed, STAMP_DTYPE.type(tick), out=changed)
 
     def _rows_stamped_after(self, since: int, which: int) -> np.ndarray:
         """Positions of the members whose stamp ``which`` (0: added, 1:

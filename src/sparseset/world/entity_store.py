@@ -270,7 +270,7 @@ class EntityStore(ComponentStore):
         >>> from sparseset import World
         >>> w = World(); w.register("hp", "i4", track=True); w.add("hp", w.create(4))
         4
-        >>> w["hp"].nbytes - w["hp"].capacity * (4 + 4 + 4 + 8)  # 8: stamps
+        >>> w["hp"].nbytes - w["hp"].capacity * (4 + 4 + 4 + 4)  # 4: stamps
         0
         """
         held = super().nbytes
@@ -332,7 +332,7 @@ class EntityStore(ComponentStore):
         >>> w["hp"].handles_at(np.array([0, 2])).tolist()
         [2, 0]
         """
-        return self._entities.handles(self.members()[rows])
+        return self._entities.handles(self.members(), at=rows)
 
     def settle(self) -> None:
         """Stamp what ``@njit`` code did through the twin since the last

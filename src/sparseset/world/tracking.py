@@ -3,7 +3,7 @@
 A component registered with ``track=True`` stamps its rows from the world's
 clock: ``_stamps[:, 0]`` when the entity got the component, ``_stamps[:, 1]``
 when its row was last written through a declared write (an add, ``set``,
-``add_at``, ``touch``). Both are uint32, in one column the rows carry (8
+``add_at``, ``touch``). Both are uint16, in one column the rows carry (4
 bytes per row), so every row move (swap-and-pop, a group's packing, a sort)
 keeps them with their entity. A removal (``remove``, ``discard``,
 ``destroy``, ``clear``) appends the entities' handles to the component's
@@ -38,9 +38,17 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..stores.component_store import STAMP_DTYPE
+
 #: The clock runs to this, then every stamp is renumbered (see
-#: :meth:`Tracker.rebase`); stamps are uint32.
-TICK_LIMIT = 2**32 - 2
+#: :meth:`Tracker.rebase`): stamps are uint16, so a world renumbers once
+#: every 65,534 commits, a pass over its tracked rows.
+TICK_LIMIT = int(np.iinfo(STAMP_DTYPE).max) - 1
+
+#: How many readers a world may hold open at once: a renumbering gives
+#: each reader's two marks a value and the stamps between them another,
+#: and all of them must fit below :data:`TICK_LIMIT`.
+MAX_READERS = (TICK_LIMIT - 2) // 4
 
 
 class Stamped(Protocol):
@@ -192,7 +200,16 @@ class Tracker:
         log.append(handles, self.tick)
 
     def open(self, name: str, reader: Reader) -> int:
-        """Register a new reader of ``name``; the ``since`` it starts from."""
+        """Register a new reader of ``name``; the ``since`` it starts from.
+
+        Raises ``RuntimeError`` if :data:`MAX_READERS` are open already.
+        """
+        held = sum(len(readers) for readers in self._readers.values())
+        if held >= MAX_READERS:
+            raise RuntimeError(
+                f"this world holds {held} open readers, the most it can: "
+                "close those no system reads any more (reader.close())"
+            )
         self._readers[name].add(reader)
         return self.advance()
 
@@ -217,7 +234,7 @@ class Tracker:
 
     def rebase(self) -> None:
         """Renumber the clock, every stamp and every reader's ``since`` so
-        that the clock never passes uint32.
+        that the clock never passes the stamps' type.
 
         Only how a stamp compares with each reader's ``since`` matters, so
         each value becomes its rank among them: the ``j``-th smallest
@@ -422,4 +439,4 @@ class Reader:
         return f"<sparseset Reader of {self.name!r} ({state})>"
 
 
-__all__ = ["TICK_LIMIT", "Reader", "RemovalLog", "Stamped", "Tracker"]
+__all__ = ["MAX_READERS", "TICK_LIMIT", "Reader", "RemovalLog", "Stamped", "Tracker"]

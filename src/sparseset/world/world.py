@@ -507,7 +507,7 @@ class World(Guarded):
             Row shape of a one-column component.
         track : bool, optional
             Record which entities get, change and lose the component, for
-            :meth:`reader` (8 bytes per row, plus the removals no reader
+            :meth:`reader` (4 bytes per row, plus the removals no reader
             has read yet). Untracked components cost nothing.
 
         Raises
