@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .. import kernels
 from ..stores.component_store import STAMP_DTYPE
 
 #: The clock runs to this, then every stamp is renumbered (see
@@ -110,7 +111,10 @@ class RemovalLog:
         """Record ``handles`` as removed at ``tick``."""
         end = self.count + handles.shape[0]
         if end > self.handles.shape[0]:
-            grown = np.empty(max(end, 2 * self.handles.shape[0], 16), np.int64)
+            # Huge-page aligned: a batch of a million removals would
+            # otherwise fault its new records in a 4 KiB page at a time.
+            size = max(end, 2 * self.handles.shape[0], 16)
+            grown = kernels.allocation.empty(size, np.int64)
             grown[: self.count] = self.handles[: self.count]
             self.handles = grown
         self.handles[self.count : end] = handles
