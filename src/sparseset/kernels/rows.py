@@ -214,6 +214,9 @@ def stamp_rows(
 #: Rows a stamp scan tests at once: one vector compare and count, the
 #: rows written out only where one is past (most blocks have none).
 _SCAN_BLOCK = 8
+#: How many rows ahead the scan asks for its stamps: the hardware's own
+#: prefetchers stop at each 4 KiB page's end, a stall per page of a scan.
+_SCAN_AHEAD = 2048
 
 
 @typed_njit(**NO_NRT)
@@ -248,7 +251,9 @@ def rows_stamped_after(
     # One loop from row 0 in whole blocks: the same loop between bounds
     # passed in (a helper for each side of a range) compiled to slower code.
     full = m - m % _SCAN_BLOCK
+    width = stamps.shape[1]
     for b in range(0, full, _SCAN_BLOCK):
+        prefetch(stamps, (b + _SCAN_AHEAD) * width)
         past = 0
         for j in range(_SCAN_BLOCK):
             past += stamps[b + j, which] > since
