@@ -174,6 +174,20 @@ def test_stamps_fit_their_type_across_the_clock_s_real_limit():
     assert reader.added().tolist() == [e[2]]
 
 
+def test_a_reader_opened_at_the_clock_s_limit_starts_after_the_renumbering():
+    w = World()
+    w.register("hp", "i4", track=True)
+    e = w.create(2)
+    old = w.reader("hp")
+    w.add("hp", e[0])
+    w._tracker.tick = tracking.TICK_LIMIT
+    new = w.reader("hp")  # sets off the renumbering
+    w.add("hp", e[1])
+    assert w._tracker.tick < 10
+    assert sorted(old.added().tolist()) == e.tolist()
+    assert new.added().tolist() == [e[1]]
+
+
 def test_a_world_holds_a_bounded_number_of_open_readers(monkeypatch):
     monkeypatch.setattr(tracking, "MAX_READERS", 3)
     w = World()
@@ -474,6 +488,13 @@ class Tracking(RuleBasedStateMachine):
         self.alive.extend(fresh)
         self.got(adds + fresh)
         self.lost(drops)
+
+    @rule(left=st.integers(0, 3))
+    def near_the_clock_s_limit(self, left):
+        # The clock taken to its last ticks: the next commits renumber every
+        # stamp (uint16) and every reader's mark, which must lose nothing.
+        tracker = self.w._tracker
+        tracker.tick = max(tracker.tick, tracking.TICK_LIMIT - left)
 
     @rule()
     def reorder(self):

@@ -214,8 +214,11 @@ class Tracker:
                 f"this world holds {held} open readers, the most it can: "
                 "close those no system reads any more (reader.close())"
             )
+        # The clock first: a renumbering it sets off reads every registered
+        # reader's marks, which this one has not yet.
+        now = self.advance()
         self._readers[name].add(reader)
-        return self.advance()
+        return now
 
     def advance(self) -> int:
         """The clock now, moved on so that every later stamp is past it."""
