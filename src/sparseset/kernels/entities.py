@@ -300,9 +300,6 @@ def handles_at(
     """
     last = at.shape[0] - 1
     for k in range(at.shape[0]):
-        # Two stages: the index twice as far on, then the generation of
-        # the index (prefetched a stage ago) as far on.
-        prefetch(indexes, np.uint64(at[min(k + 2 * ahead, last)]))
         coming = indexes[np.uint64(at[min(k + ahead, last)])]
         prefetch(generations, np.uint64(coming))
         out[k] = handle_of(generations, indexes[np.uint64(at[k])])
