@@ -9,10 +9,12 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
-from sparseset import World
+from sparseset import ComponentStore, SparseSet, World
 from sparseset.cli.commands import build_parser, main
+from sparseset.cli.warming import kernel_signatures
 
 BALANCE = re.compile(
     r"books balance: live ([\d,]+) = spawned ([\d,]+) - despawned ([\d,]+) \(ok\)"
@@ -90,6 +92,8 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path, capsys, monkeypa
         (["bench", "--quick", "--n", "5"], "not allowed with argument"),
         (["bench", "--n", "600_000_000"], "too large"),
         (["fly"], "invalid choice"),
+        (["warm", "--kinds", "flat,trie"], "not a comma-separated list"),
+        (["warm", "--kinds", ","], "not a comma-separated list"),
         ([], "required"),
     ],
 )
@@ -110,3 +114,30 @@ def test_bench_through_main_writes_json(tmp_path, capsys):
     data = json.loads(path.read_text())
     assert data["n"] == 2000 and data["results"]
     assert "set add" in capsys.readouterr().out.lower()
+
+
+def test_after_warm_a_first_program_finds_every_kernel_it_calls(capsys):
+    # In one process: whatever warm compiled or loaded, the program after it
+    # adds no kernel signature (none compiled, none loaded from the cache).
+    assert main(["warm", "--kinds", "flat"]) == 0
+    assert "warmed flat:" in capsys.readouterr().out
+    before = sum(kernel_signatures())
+    ids = np.arange(0, 4000, 7)
+    s = SparseSet()
+    s.add(ids)
+    s.add([3, 5])
+    s.contains(np.arange(100))
+    s.discard(ids[:10])
+    np.asarray(s & SparseSet.from_ids(np.arange(0, 4000, 3)))
+    store = ComponentStore({"pos": ("f8", 3), "mass": "f4"})
+    store.add(ids, pos=0.0, mass=1.0)
+    store.get(ids[:3])
+    w = World()
+    w.register("pos", "f8", shape=(3,))
+    w.register("vel", "f8", shape=(3,))
+    e = w.create(100)
+    w.add("pos", e, pos=0.0)
+    w.add("vel", e[::2], vel=1.0)
+    w.view("pos", "vel").rows("pos")
+    w.destroy(e[:5])
+    assert sum(kernel_signatures()) == before

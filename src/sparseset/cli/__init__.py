@@ -1,5 +1,6 @@
-"""``python -m sparseset``: the command line (``demo`` and ``bench``)."""
+"""``python -m sparseset``: the command line (``demo``, ``bench`` and ``warm``)."""
 
 from .commands import build_parser, main
+from .warming import Warmed, kernel_signatures, warm
 
-__all__ = ["build_parser", "main"]
+__all__ = ["Warmed", "build_parser", "kernel_signatures", "main", "warm"]

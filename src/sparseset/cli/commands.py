@@ -1,10 +1,11 @@
-"""The command line: ``python -m sparseset demo`` and ``python -m sparseset bench``.
+"""The command line: ``python -m sparseset demo``, ``bench`` and ``warm``.
 
 ``demo`` runs a particle simulation on a :class:`~sparseset.World` and
 prints how fast it went (:mod:`sparseset.demo`); ``bench`` times the core
 operations next to the usual alternatives (Python sets and dicts, numpy,
-esper when installed) on this machine (:mod:`sparseset.bench`). Both take
-``--help``.
+esper when installed) on this machine (:mod:`sparseset.bench`); ``warm``
+compiles the common calls' kernels into numba's cache now, so that later
+programs load them (:func:`sparseset.cli.warm`). Each takes ``--help``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from ..bench.data import SEED
 from ..io.console import MissingDependencyError
 from ..sets.sparse_set import FLAT_LIMIT
+from .warming import ALL_KINDS, warm
 
 
 def _positive(text: str) -> int:
@@ -50,6 +52,17 @@ def _bench_size(text: str) -> int:
     return value
 
 
+def _kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [kind for kind in kinds if kind not in ALL_KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of index kinds "
+            f"({', '.join(ALL_KINDS)})"
+        )
+    return kinds
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m sparseset``.
 
@@ -66,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m sparseset",
         description="Sparse sets and ECS storage compiled with numba: "
-        "see it run (demo) and measure it on this machine (bench).",
+        "see it run (demo), measure it on this machine (bench), compile "
+        "its kernels ahead of a first run (warm).",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -158,6 +172,21 @@ def build_parser() -> argparse.ArgumentParser:
         "running the same (batch sizes 1,000, 32,768 and 1,000,000; "
         "--quick: 1,000 and 32,768)",
     )
+
+    warm = commands.add_parser(
+        "warm",
+        help="compile the common calls' kernels into numba's cache now",
+        description="Call every container's batch and one-id operations, "
+        "and a World's, once on a few int64 ids, so that numba compiles their "
+        "kernels into its cache (NUMBA_CACHE_DIR, or __pycache__ next to the "
+        "package) and later programs only load them.",
+    )
+    warm.add_argument(
+        "--kinds",
+        type=_kinds,
+        default=ALL_KINDS,
+        help="comma-separated index kinds to warm (default: flat,paged,hash)",
+    )
     return parser
 
 
@@ -167,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Notes
     -----
     O(1) to parse ``argv``; the command it runs costs what it runs
-    (:func:`~sparseset.demo.run_demo`, :func:`~sparseset.bench.run_bench`).
+    (:func:`~sparseset.demo.run_demo`, :func:`~sparseset.bench.run_bench`,
+    :func:`~sparseset.cli.warm`).
 
     Examples
     --------
@@ -192,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 threads=args.threads,
             )
             return 0 if summary.balanced and summary.grid_ok else 1
+        if args.command == "warm":
+            print(warm(args.kinds))
+            return 0
         quick = args.quick
         if args.contention:
             from ..bench.contention import SIZES, format_contention, run_contention
