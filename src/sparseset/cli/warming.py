@@ -2,10 +2,9 @@
 
 A kernel compiles the first time it meets new argument types, and numba
 keeps what it compiled in its on-disk cache, so later processes only load
-it. From an empty cache that first time costs seconds per call: the set,
-store and map calls of all three index kinds took about 25 s to compile
-on the Intel Xeon VM of the performance page, paid one call at a time
-inside a program's first run. :func:`warm` pays it up front (after an
+it. From an empty cache that first time costs up to seconds per call,
+paid one call at a time inside a program's first run (the performance
+page has figures). :func:`warm` pays it up front (after an
 install, in an image's build step, before a benchmark): it makes each
 container of each index kind, with int64 ids (what lists, ``np.arange``
 and ``World.create`` give), and calls its batch and one-id operations
@@ -18,13 +17,13 @@ kernels on first use, as do the user's own ``@njit`` functions.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba.core import config as numba_config
 from numba.core.dispatcher import Dispatcher
 
 from ..sets.index_kinds import KINDS
@@ -72,7 +71,8 @@ class Warmed:
 
 
 def warm(kinds: Any = ALL_KINDS) -> Warmed:
-    """Compile (or load) the kernels of the common calls, for ``kinds``.
+    """Compile (or load) the kernels of the common calls, for ``kinds``
+    (index kind names, or one).
 
     Raises
     ------
@@ -94,14 +94,14 @@ def warm(kinds: Any = ALL_KINDS) -> Warmed:
 
     A process whose kernels hold every signature already adds none:
 
-    >>> warm(["flat"]).compiled
+    >>> warm("flat").compiled
     0
     >>> warm(["flat", "trie"])
     Traceback (most recent call last):
     ...
     ValueError: kinds[1] = 'trie' is not an index kind: 'flat', 'paged' or 'hash'
     """
-    chosen = tuple(kinds)
+    chosen = (kinds,) if isinstance(kinds, str) else tuple(kinds)
     for k, kind in enumerate(chosen):
         if kind not in KINDS:
             raise ValueError(
@@ -120,7 +120,9 @@ def warm(kinds: Any = ALL_KINDS) -> Warmed:
         compiled=after[0] - before[0],
         loaded=after[1] - before[1],
         seconds=seconds,
-        cache=os.environ.get("NUMBA_CACHE_DIR") or "__pycache__ next to the package",
+        # numba reads NUMBA_CACHE_DIR once, at its import ("" if unset).
+        cache=str(getattr(numba_config, "CACHE_DIR", ""))
+        or "__pycache__ next to the package",
     )
 
 
