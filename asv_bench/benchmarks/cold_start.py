@@ -1,4 +1,5 @@
-"""The cold-process cost of a script that uses jit twins (issue 17).
+"""The cold-process cost of a script: with jit twins (issue 17), and a
+program's first calls from an empty numba cache or a warmed one.
 
 Two scripts in ``scripts/``, each run as a whole new process,
 ``subprocess.run([sys.executable, script])``, from the interpreter's start
@@ -22,21 +23,27 @@ within 0.3 s of ``time_plain``. Both include the interpreter's start and
 the import of numpy and numba (most of ``time_plain``).
 """
 
+import atexit
 import functools
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 SCRIPTS = pathlib.Path(__file__).parent / "scripts"
 TWINS = SCRIPTS / "twins.py"
 PLAIN = SCRIPTS / "plain.py"
+FIRST = SCRIPTS / "first_program.py"
 
 # asv skips module attributes starting with "_", so the helpers below are
 # never mistaken for benchmarks.
 
 
-def _run(script):
-    subprocess.run([sys.executable, str(script)], check=True)
+def _run(script, cache=None):
+    env = None if cache is None else {**os.environ, "NUMBA_CACHE_DIR": cache}
+    subprocess.run([sys.executable, str(script)], check=True, env=env)
 
 
 @functools.cache
@@ -60,3 +67,42 @@ class ColdStart:
 
     def time_plain(self):
         _run(PLAIN)
+
+
+@functools.cache
+def _warmed_cache():
+    """A numba cache that ``python -m sparseset warm --kinds flat`` filled."""
+    cache = tempfile.mkdtemp(prefix="sparseset-warmed-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    command = [sys.executable, "-m", "sparseset", "warm", "--kinds", "flat"]
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+    return cache
+
+
+class FirstRun:
+    """``scripts/first_program.py`` as a new process: a 1M-id set's add,
+    contains, discard and intersection, then a 10,000-entity World's view.
+
+    - ``time_empty_cache``: from a new, empty ``NUMBA_CACHE_DIR`` each time,
+      as a user's first run after installing (every kernel compiles);
+    - ``time_after_warm``: from a cache that ``python -m sparseset warm
+      --kinds flat`` filled once (every kernel loads).
+    """
+
+    number = 1
+    # An empty-cache run compiles for seconds: few samples.
+    repeat = (3, 5, 60.0)
+
+    def setup(self):
+        self.empty = tempfile.mkdtemp(prefix="sparseset-empty-")
+        _warmed_cache()
+
+    def teardown(self):
+        shutil.rmtree(self.empty, ignore_errors=True)
+
+    def time_empty_cache(self):
+        _run(FIRST, self.empty)
+
+    def time_after_warm(self):
+        _run(FIRST, _warmed_cache())
