@@ -114,11 +114,11 @@ def _prefetch_sum_rows(pair: Sum, row: np.uint64) -> None:
 def _add_sum_row(pair: Sum, row: np.uint64, k: np.uint64, fresh: bool) -> None:
     column, values = pair
     at = k if values.shape[0] > 1 else np.uint64(0)
-    if fresh:
-        for w in range(column.shape[1]):
-            column[row, w] = 0
-    for w in range(column.shape[1]):
-        column[row, w] += values[at, w]
+    zero = column.dtype.type(0)
+    for w in range(np.uint64(column.shape[1])):
+        # A fresh row starts at zero by a select, not by a zeroing loop
+        # first: LLVM turns that loop into a call to memset, one per new id.
+        column[row, w] = (zero if fresh else column[row, w]) + values[at, w]
 
 
 prefetch_rows = unrolled(
