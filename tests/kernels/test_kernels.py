@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import reference
 from sparseset import kernels
+from sparseset.kernels.index import kinds
 from sparseset.sets.ids import KERNEL_DTYPES
 from sparseset.sets.index_kinds import KINDS
 
@@ -1389,6 +1390,7 @@ def test_upsert_accumulate_stops_when_full_and_resumes(
             positions,
             stop,
             exact,
+            False,
             candidates,
             ahead,
         )
@@ -1410,6 +1412,70 @@ def test_upsert_accumulate_stops_when_full_and_resumes(
         model[x][1] += row[1]
     assert weight[:m].tolist() == [model[x] for x in order]
     assert positions.tolist() == [order.index(x) for x in ids]
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@given(
+    before=st.lists(st.integers(0, 60), max_size=10),
+    ids=st.lists(st.integers(0, 60), max_size=80),
+    room=st.integers(0, 8),
+    spare=st.sampled_from([0, 4, 128]),
+    ahead=st.sampled_from([0, 1, 7, 32]),
+    exact=st.booleans(),
+)
+def test_upsert_accumulate_tallying_in_slots_sums_as_adding_does(
+    kind, before, ids, room, spare, ahead, exact
+):
+    """With ``tallies``, against a dict: members from before the pass add
+    to their rows, new ids count in their slots and get their rows when
+    the pass settles, whether it finishes or stops for lack of room (in
+    ``dense``, or a hash table at its load limit); the index then answers
+    every member's position. Integer columns, one row of values."""
+    arr = np.array(ids, np.int64)
+    old = list(dict.fromkeys(before))
+    index = KINDS[kind].sized(61, len(old) + spare)
+    dense = np.empty(len(old) + room, KINDS[kind].id_dtype)
+    count = np.full((dense.shape[0], 1), -9, np.int64)
+    pair = np.full((dense.shape[0], 2), -9, np.int16)
+    for p, x in enumerate(old):
+        assert kinds.insert(index, x, p)
+        dense[p] = x
+        count[p], pair[p] = 100, (1, 1)
+    values = ((count, np.ones((1, 1), np.int64)), (pair, np.array([[3, -2]], np.int16)))
+    candidates = kernels.candidates_for(ahead)
+    m, stop = len(old), 0
+    while True:
+        m, stop = kernels.upsert_accumulate(
+            index,
+            dense,
+            m,
+            arr,
+            values,
+            kernels.NO_POSITIONS,
+            stop,
+            exact,
+            True,
+            candidates,
+            ahead,
+        )
+        if stop < 0:
+            break
+        assert dense[:m].tolist() == list(dict.fromkeys(old + ids[:stop]))
+        index = kinds.grow(index, dense, m, m + 4, 61)
+        dense = np.r_[dense, np.empty(3, dense.dtype)]
+        count = np.r_[count, np.full((3, 1), -9, np.int64)]
+        pair = np.r_[pair, np.full((3, 2), -9, np.int16)]
+        values = ((count, values[0][1]), (pair, values[1][1]))
+    order = list(dict.fromkeys(old + ids))
+    assert dense[:m].tolist() == order
+    times = Counter(ids)
+    start = {x: 100 if x in old else 0 for x in order}
+    assert count[:m, 0].tolist() == [start[x] + times[x] for x in order]
+    first = {x: (1, 1) if x in old else (0, 0) for x in order}
+    want = [[first[x][0] + 3 * times[x], first[x][1] - 2 * times[x]] for x in order]
+    assert pair[:m].tolist() == want
+    found = [int(kinds.lookup(index, x)) for x in order]
+    assert found == list(range(m))
 
 
 @pytest.mark.parametrize("distinct", [0, 1, 7, 100, 5_000, 200_000])

@@ -39,7 +39,7 @@ SCRIPT = textwrap.dedent(
         )
         ring = candidates_for(ahead)
         n, stop = kernels.upsert_accumulate(
-            sparse, dense, 0, ids, sums, NO_POSITIONS, 0, False, ring, ahead
+            sparse, dense, 0, ids, sums, NO_POSITIONS, 0, False, False, ring, ahead
         )
         assert stop == -1
         keys, expected = np.unique(ids, return_counts=True)

@@ -121,6 +121,14 @@ def _add_sum_row(pair: Sum, row: np.uint64, k: np.uint64, fresh: bool) -> None:
         column[row, w] = (zero if fresh else column[row, w]) + values[at, w]
 
 
+@register_jitable(inline="always")
+def _put_sum_times(pair: Sum, row: np.uint64, times: np.uint64) -> None:
+    column, values = pair
+    count = column.dtype.type(times)
+    for w in range(np.uint64(column.shape[1])):
+        column[row, w] = values[np.uint64(0), w] * count
+
+
 prefetch_rows = unrolled(
     _prefetch_rows,
     """``prefetch_rows(columns, row)``: start loading row ``row`` of every
@@ -179,5 +187,21 @@ add_sum_row = unrolled(
     >>> sums = ((n, np.ones((1, 1), np.int64)), (w, np.array([[0.5, 1.0], [2.0, 3.0]])))
     >>> add_sum_row(sums, 1, 1, True); n[:, 0].tolist(), w[1].tolist()
     ([7, 1], [2.0, 3.0])
+    """,
+)
+put_sum_times = unrolled(
+    _put_sum_times,
+    """``put_sum_times(sums, row, times)``: ``column[row] = values[0] *
+    times`` for every ``(column, values)`` of the tuple, in the column's
+    dtype: a fresh row's sum of ``times`` occurrences of one row of values,
+    written once. For integer columns, where that product is the sum
+    exactly. O(row width).
+
+    Examples
+    --------
+    >>> n = np.zeros((3, 1), np.int64); w = np.zeros((3, 2), np.int32)
+    >>> sums = ((n, np.ones((1, 1), np.int64)), (w, np.array([[2, -1]], np.int32)))
+    >>> put_sum_times(sums, 1, 5); n[:, 0].tolist(), w[1].tolist()
+    ([0, 5, 0], [10, -5])
     """,
 )

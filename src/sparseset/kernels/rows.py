@@ -13,10 +13,29 @@ from numpy.typing import NDArray
 
 from .. import config
 from .array_types import Int, IntArray, typed_njit
-from .columns import Column, Sum, add_sum_row, prefetch_sum_rows, swap_rows
+from .columns import (
+    Column,
+    Sum,
+    add_sum_row,
+    prefetch_sum_rows,
+    put_sum_times,
+    swap_rows,
+)
 from .element import claim, confirm, find, swap_members
-from .index.kinds import Index, keyed, lookup, prefetch_slot
-from .options import NO_NRT
+from .index.kinds import (
+    Index,
+    held,
+    keyed,
+    locate,
+    lookup,
+    prefetch_slot,
+    settle,
+    slot_count,
+    store,
+    tally,
+    vacant,
+)
+from .options import NO_NRT, NOWHERE
 from .prefetch import prefetch
 
 
@@ -72,6 +91,7 @@ def upsert_accumulate(
     positions: IntArray,
     start: int,
     exact: bool,
+    tallies: bool,
     candidates: NDArray[np.uint64],
     ahead: int,
 ) -> tuple[Int, Int]:
@@ -101,9 +121,22 @@ def upsert_accumulate(
     candidate, or claimed (new, or appended since its lookup). With
     ``exact``, the caller promises the index was rebuilt from ``dense``
     since it last changed otherwise than by this kernel's claims; where
-    the kind is :func:`~.kinds.keyed` a candidate is then trusted as it
-    is, and ``dense`` is neither prefetched nor read per id: one cache
-    miss fewer per id in a large counter.
+    the kind is :func:`~.kinds.keyed` a slot's answer is then trusted as
+    it is, and ``dense`` is neither prefetched nor read per id: one cache
+    miss fewer per id in a large counter. The ring then keeps the slots
+    looked up, so that a new id claims its slot with no second probe
+    (unless another id took it since: :func:`~.kinds.vacant`).
+
+    With ``tallies`` too (and no ``positions`` to record), a keyed index
+    counts each new id's occurrences in the slot it looks the id up in
+    (:func:`~.kinds.tally`), and the pass ends by writing each new row
+    once, ``values[0]`` times its count (:func:`~.kinds.settle`, over
+    every slot): one cache miss per occurrence instead of two, for
+    batches whose ids repeat. Members from before the pass add to their
+    rows as usual. The caller promises that every ``values`` has one row,
+    every column holds integers (where that product is the sum exactly)
+    and the batch has fewer than 2**32 ids.
+
     ``candidates`` is scratch for the lookups in flight
     (:func:`candidates_for`), allocated by the caller: the kernel runs
     without NRT.
@@ -115,7 +148,7 @@ def upsert_accumulate(
     >>> ids = np.array([5, 2, 5, 5])
     >>> sums = ((n_col, np.ones((1, 1), np.int64)), (w_col, np.full((4, 2), 0.5)))
     >>> upsert_accumulate(
-    ...     sparse, dense, 0, ids, sums, np.empty(0, np.int64), 0, False,
+    ...     sparse, dense, 0, ids, sums, np.empty(0, np.int64), 0, False, False,
     ...     candidates_for(4), 4,
     ... )
     (2, -1)
@@ -136,6 +169,62 @@ def upsert_accumulate(
     # The pipeline's first stages for the ids its first steps take.
     for k in range(first, min(first + np.uint64(ahead), last + np.uint64(1))):
         prefetch_slot(sparse, ids[k])
+    if trusted and tallies and not record:
+        stop = np.int64(-1)
+        for k in range(first, last + np.uint64(1)):
+            prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+            x = ids[k]
+            slot = locate(sparse, x)
+            free = np.uint64(m) if np.uint64(m) < rows else np.uint64(NOWHERE)
+            counted = tally(sparse, slot, x, free)
+            if counted == 2:
+                dense[np.uint64(m)] = x
+                m += 1
+            elif counted == 0:
+                add_sum_row(sums, np.uint64(held(sparse, slot, x)), k, False)
+            elif counted < 0:
+                stop = np.int64(k)
+                break
+        for each in range(slot_count(sparse)):
+            row, times = settle(sparse, each)
+            if times:
+                put_sum_times(sums, row, times)
+        return m, stop
+    if trusted:
+        # The ring holds the slots looked up, not candidates: an id found
+        # absent then claims its slot as it stands, with no second probe,
+        # unless another id took that slot since.
+        for k in range(first, min(first + near, last + np.uint64(1))):
+            candidates[k & mask] = locate(sparse, ids[k])
+        for k in range(first, last + np.uint64(1)):
+            prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+            j = min(k + near, last)
+            ahead_id = ids[j]
+            slot = locate(sparse, ahead_id)
+            candidates[j & mask] = slot
+            found = np.uint64(held(sparse, slot, ahead_id))
+            prefetch_sum_rows(sums, found if found < np.uint64(m) else np.uint64(0))
+            x = ids[k]
+            slot = candidates[k & mask]
+            p = np.int64(held(sparse, slot, x))
+            fresh = False
+            if p == np.int64(NOWHERE):
+                if np.uint64(m) == rows:
+                    return m, np.int64(k)
+                if not vacant(sparse, slot):
+                    slot = locate(sparse, x)
+                    p = np.int64(held(sparse, slot, x))
+                if p == np.int64(NOWHERE):
+                    if not store(sparse, slot, x, m):
+                        return m, np.int64(k)
+                    dense[np.uint64(m)] = x
+                    p = np.int64(m)
+                    m += 1
+                    fresh = True
+            if record:
+                positions[k] = p
+            add_sum_row(sums, np.uint64(p), k, fresh)
+        return m, -1
     for k in range(first, min(first + near, last + np.uint64(1))):
         candidates[k & mask] = lookup(sparse, ids[k])
     for k in range(first, last + np.uint64(1)):
@@ -146,15 +235,10 @@ def upsert_accumulate(
         found = np.uint64(lookup(sparse, ids[min(j, last)]))
         candidates[j & mask] = found
         c = found if found < np.uint64(m) else np.uint64(0)
-        if not trusted:
-            prefetch(dense, c)
+        prefetch(dense, c)
         prefetch_sum_rows(sums, c)
         x = ids[k]
-        candidate = candidates[k & mask]
-        if trusted:
-            p = np.int64(candidate) if candidate < np.uint64(m) else np.int64(-1)
-        else:
-            p = np.int64(confirm(dense, m, candidate, x))
+        p = np.int64(confirm(dense, m, candidates[k & mask], x))
         fresh = False
         if p < 0:
             if np.uint64(m) == rows:

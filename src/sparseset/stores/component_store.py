@@ -49,6 +49,12 @@ _NO_SUMS = ((np.empty((0, 0), np.uint8), np.empty((1, 0), np.uint8)),)
 # than the estimate's pass over every id, and one that does not is rehashed
 # once, cheaply.
 _FIRST_ROOM = 1 << 12
+# A counter's batch counts in its index's slots (see upsert_accumulate)
+# where it holds at least this many occurrences per distinct id to come:
+# then the pass over the slots costs less than the row misses it saves.
+_REPEATS = 2
+# The most occurrences a slot's count holds: a batch that long adds by rows.
+_MOST_TALLIED = 1 << 32
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -733,13 +739,21 @@ class ComponentStore(Guarded):
         candidates = kernels.candidates_for(ahead)
         start = m = state.n
         stop = members = 0
-        rebuilt = guessed = False
+        rebuilt = guessed = tallies = False
         flats = {}
         for name, rows in values.items():
             flat = _elements(rows)
             # The kernel reads the values while it writes the column.
             alias = np.may_share_memory(flat, self._column(name))
             flats[name] = flat.copy() if alias else flat
+        # Counting in the index's slots gives exact sums only where one row
+        # of integers is added n times, and pays a pass over the slots: it
+        # is for batches whose ids repeat (decided once they are estimated).
+        countable = (
+            not stamps
+            and arr.shape[0] < _MOST_TALLIED
+            and all(f.shape[0] == 1 and f.dtype.kind in "iu" for f in flats.values())
+        )
         while True:
             self._fit_columns(m)
             sums = tuple(
@@ -754,6 +768,7 @@ class ComponentStore(Guarded):
                 positions,
                 stop,
                 rebuilt,
+                tallies,
                 candidates,
                 ahead,
             )
@@ -763,8 +778,9 @@ class ComponentStore(Guarded):
             if not members and m < _FIRST_ROOM < arr.shape[0] - stop:
                 guessed = True
                 members = _FIRST_ROOM
+                tallies = countable
             elif not members or (guessed and m >= members):
-                guessed = False
+                members_before_room, guessed = guessed, False
                 # The whole batch past a first room: its distinct ids and
                 # the members before it bound the counter, where m plus the
                 # ids to come would count the room's ids twice.
@@ -774,6 +790,13 @@ class ComponentStore(Guarded):
                 # only just fills (a million keys, say).
                 estimate = kernels.distinct_estimate(arr, first) * 33 // 32
                 members = max(m + 1, base + estimate + 1)
+                if members_before_room and not start:
+                    # A new counter starts the batch again in tables sized
+                    # for it, where every id it meets is new: the first
+                    # room's ids would otherwise add to rows in a pass
+                    # whose other ids count in slots.
+                    m = stop = 0
+                tallies = countable and arr.shape[0] - stop >= _REPEATS * estimate
             elif m >= members:
                 members = 2 * m
             before = state.sparse

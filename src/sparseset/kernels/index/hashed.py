@@ -78,6 +78,8 @@ MIN_SLOTS = 16
 WAYS = 4
 #: Byte alignment of a table this module allocates: a bucket per line.
 ALIGN = 64
+#: A position word above this holds a tally (see :func:`tally`).
+_POSITIONS = 0xFFFFFFFF
 #: How many members ahead a rehash (:func:`move`) prefetches home buckets:
 #: enough misses in flight to cover a line's latency, few enough that the
 #: lines stay in L1 until their inserts.
@@ -430,6 +432,60 @@ def store(index, slot, x, p):
         index.meta[USED] += 1
     table[slot, 1] = p
     return True
+
+
+@register_jitable
+def tally(index, slot, x, p):
+    """Count an occurrence of ``x`` in its slot (from :func:`locate`).
+
+    A free slot takes ``x`` with position ``p`` and a tally of one (2; -1
+    if that would overfill the table, or ``p`` is NOWHERE: nothing
+    stored); a slot tallying already counts one more (1); a slot holding a
+    plain position is left alone (0: the caller adds to the row). Until
+    :func:`settle`, a tallying slot's word is ``(p + 1) << 32 | count``,
+    which :func:`held` does not read as a position.
+    """
+    table = index.table
+    if table[slot, 0] == EMPTY:
+        if p == NOWHERE or over_load(
+            index.meta[USED] + 1, table.shape[0], index.meta[LOAD]
+        ):
+            return -1
+        table[slot, 0] = ~np.int64(x)
+        table[slot, 1] = np.int64(
+            ((np.uint64(p) + np.uint64(1)) << np.uint64(32)) | np.uint64(1)
+        )
+        index.meta[USED] += 1
+        return 2
+    if np.uint64(table[slot, 1]) > np.uint64(_POSITIONS):
+        table[slot, 1] += 1
+        return 1
+    return 0
+
+
+@register_jitable
+def settle(index, slot):
+    """``(p, count)`` of a tallying ``slot`` (any slot of the table), which
+    holds plain position ``p`` again; ``(0, 0)`` for any other slot."""
+    table = index.table
+    word = np.uint64(table[slot, 1])
+    if word <= np.uint64(_POSITIONS):
+        return np.uint64(0), np.uint64(0)
+    p = (word >> np.uint64(32)) - np.uint64(1)
+    table[slot, 1] = np.int64(p)
+    return p, word & np.uint64(_POSITIONS)
+
+
+@register_jitable
+def slot_count(index):
+    """How many slots :func:`settle` may be asked about: the table's."""
+    return np.uint64(index.table.shape[0])
+
+
+@register_jitable
+def vacant(index, slot):
+    """Whether ``slot`` (from :func:`locate`) holds no key."""
+    return index.table[slot, 0] == EMPTY
 
 
 @register_jitable

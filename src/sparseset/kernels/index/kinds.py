@@ -64,6 +64,10 @@ class KindModule(Protocol):
     def locate(self, index: Any, x: Int) -> np.uint64: ...
     def held(self, index: Any, slot: np.uint64, x: Int) -> np.uint32: ...
     def store(self, index: Any, slot: np.uint64, x: Int, p: Int) -> Bool: ...
+    def vacant(self, index: Any, slot: np.uint64) -> Bool: ...
+    def tally(self, index: Any, slot: np.uint64, x: Int, p: Int) -> int: ...
+    def settle(self, index: Any, slot: Int) -> tuple[np.uint64, np.uint64]: ...
+    def slot_count(self, index: Any) -> np.uint64: ...
 
     # A kind whose PREFETCHES_SLOTS is True also defines prefetch_slot(index,
     # x); the others have no slot address to prefetch, so no such function.
@@ -222,6 +226,73 @@ def store(index: Index, slot: np.uint64, x: Int, p: Int) -> Bool:
     (True, 3)
     """
     return kind_of(index).store(index, slot, x, p)
+
+
+def vacant(index: Index, slot: np.uint64) -> Bool:
+    """Whether ``slot`` (from :func:`locate`) is known to hold no id: a
+    :func:`keyed` kind's free slot. The other kinds cannot tell garbage
+    from a position and answer False.
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); slot = locate(ix, 9)
+    >>> bool(vacant(ix, slot)), store(ix, slot, 9, 0), bool(vacant(ix, slot))
+    (True, True, False)
+    >>> bool(vacant(np.zeros(4, np.uint32), np.uint64(1)))
+    False
+    """
+    return kind_of(index).vacant(index, slot)
+
+
+def tally(index: Index, slot: np.uint64, x: Int, p: Int) -> int:
+    """Count an occurrence of ``x`` in its ``slot`` (from :func:`locate`),
+    where the kind keeps counts in its slots (hash; the others answer 0).
+
+    Answers 2 where a free slot took ``x`` with position ``p`` and a count
+    of one, 1 where the slot was counting already and counts one more, 0
+    where it holds a plain position (the caller adds to the row), and -1
+    where a new ``x`` does not fit (or ``p`` is NOWHERE): nothing changed.
+    A counting slot's position reads as garbage until :func:`settle`; so a
+    counter's pass counts its new ids' occurrences in the one cache line
+    it looks them up in, and writes their rows once, when it settles.
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); slot = locate(ix, 9)
+    >>> tally(ix, slot, 9, 0), tally(ix, slot, 9, 0)
+    (2, 1)
+    >>> [int(a) for a in settle(ix, slot)], int(lookup(ix, 9))
+    ([0, 2], 0)
+    """
+    return kind_of(index).tally(index, slot, x, p)
+
+
+def settle(index: Index, slot: Int) -> tuple[np.uint64, np.uint64]:
+    """``(p, count)`` of a slot counting since :func:`tally` opened it,
+    which then holds its plain position ``p`` again; ``(0, 0)`` for every
+    other slot. Every slot below :func:`slot_count` may be asked.
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); insert(ix, 4, 0)
+    True
+    >>> [int(a) for a in settle(ix, locate(ix, 4))]
+    [0, 0]
+    """
+    return kind_of(index).settle(index, slot)
+
+
+def slot_count(index: Index) -> np.uint64:
+    """How many slots :func:`settle` may be asked about (0 where the kind
+    never counts in its slots).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> int(slot_count(hashed.empty())), int(slot_count(np.empty(4, np.uint32)))
+    (16, 0)
+    """
+    return kind_of(index).slot_count(index)
 
 
 def insert(index: Index, x: Int, p: Int) -> Bool:
@@ -443,6 +514,26 @@ def _held(index, slot, x):
 @overload(store, jit_options=OVERLOAD_NO_NRT)
 def _store(index, slot, x, p):
     return _implementation(index, "store")
+
+
+@overload(vacant, jit_options=OVERLOAD_NO_NRT)
+def _vacant(index, slot):
+    return _implementation(index, "vacant")
+
+
+@overload(tally, jit_options=OVERLOAD_NO_NRT)
+def _tally(index, slot, x, p):
+    return _implementation(index, "tally")
+
+
+@overload(settle, jit_options=OVERLOAD_NO_NRT)
+def _settle(index, slot):
+    return _implementation(index, "settle")
+
+
+@overload(slot_count, jit_options=OVERLOAD_NO_NRT)
+def _slot_count(index):
+    return _implementation(index, "slot_count")
 
 
 @overload(insert, jit_options=OVERLOAD_NO_NRT)

@@ -398,6 +398,30 @@ def store(index, slot, x, p):
 
 
 @register_jitable
+def tally(index, slot, x, p):
+    """0: slots hold plain positions only (no tallies, see :mod:`.hashed`)."""
+    return 0
+
+
+@register_jitable
+def settle(index, slot):
+    """``(0, 0)``: no slot tallies."""
+    return np.uint64(0), np.uint64(0)
+
+
+@register_jitable
+def slot_count(index):
+    """0: no slot tallies."""
+    return np.uint64(0)
+
+
+@register_jitable
+def vacant(index, slot):
+    """False: a slot holding garbage looks like one holding a position."""
+    return False
+
+
+@register_jitable
 def erase(index, x):
     """Nothing to do: a stale slot is garbage. Its tag holds the slot until
     the id comes back (nodes and leaves never shrink; growth drops none)."""
