@@ -172,7 +172,8 @@ def upsert_accumulate(
     if trusted and tallies and not record:
         stop = np.int64(-1)
         for k in range(first, last + np.uint64(1)):
-            prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+            if ahead:
+                prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
             x = ids[k]
             slot = locate(sparse, x)
             free = np.uint64(m) if np.uint64(m) < rows else np.uint64(NOWHERE)

@@ -28,7 +28,7 @@ from ..sets.ids import (
     reject_negative,
     scalar_id,
 )
-from ..sets.index_kinds import choose_kind, kind_named
+from ..sets.index_kinds import choose_kind, index_nbytes, kind_named
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
@@ -55,6 +55,8 @@ _FIRST_ROOM = 1 << 12
 _REPEATS = 2
 # The most occurrences a slot's count holds: a batch that long adds by rows.
 _MOST_TALLIED = 1 << 32
+# An index of at most this many bytes is counted into with no lookahead.
+_IN_CACHE = 1 << 19
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -759,6 +761,11 @@ class ComponentStore(Guarded):
             sums = tuple(
                 (_elements(self._column(name)), flat) for name, flat in flats.items()
             )
+            # Counting into an index the cache holds has no misses to
+            # overlap: looking ahead would only cost its hashing. (The
+            # other loops keep their lookahead: they read each id's
+            # lookup back from a ring ahead / 2 steps later.)
+            far = not tallies or index_nbytes(state.sparse) > _IN_CACHE
             done, stopped = kernels.upsert_accumulate(
                 state.sparse,
                 state.dense,
@@ -770,7 +777,7 @@ class ComponentStore(Guarded):
                 rebuilt,
                 tallies,
                 candidates,
-                ahead,
+                ahead if far else 0,
             )
             m, stop = int(done), int(stopped)
             if stop < 0:
