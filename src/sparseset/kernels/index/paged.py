@@ -61,6 +61,12 @@ from ... import config
 from .. import allocation
 from ..options import MAX_MEMBERS
 
+# The kind's answers where a slot would need to know its id.
+from .unkeyed import settle as settle
+from .unkeyed import slot_count as slot_count
+from .unkeyed import tally as tally
+from .unkeyed import vacant as vacant
+
 #: The kind's name, as ``SparseSet(index=...)`` takes it.
 NAME = "paged"
 #: Ids the paged index can take: [0, LIMIT).
@@ -395,30 +401,6 @@ def store(index, slot, x, p):
             return False
     pages[at] = np.uint32(p)
     return True
-
-
-@register_jitable
-def tally(index, slot, x, p):
-    """0: slots hold plain positions only (no tallies, see :mod:`.hashed`)."""
-    return 0
-
-
-@register_jitable
-def settle(index, slot):
-    """``(0, 0)``: no slot tallies."""
-    return np.uint64(0), np.uint64(0)
-
-
-@register_jitable
-def slot_count(index):
-    """0: no slot tallies."""
-    return np.uint64(0)
-
-
-@register_jitable
-def vacant(index, slot):
-    """False: a slot holding garbage looks like one holding a position."""
-    return False
 
 
 @register_jitable
