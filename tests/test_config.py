@@ -147,7 +147,7 @@ print(json.dumps({
     "lookup_tuning": list(kernels.LOOKUP_TUNING),
     "hits": sum(stats.cache_hits.values()),
     "misses": sum(stats.cache_misses.values()),
-    "slots": int(ix.table.shape[0]),
+    "slots": int(hashed.slots_of(ix.table)),
     "added": [int(m), int(stop)],
     "positions_ok": found.tolist() == list(range(900)),
 }))

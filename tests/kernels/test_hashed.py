@@ -50,7 +50,7 @@ def _compiled_erase(index, x):
 def check_runs(index):
     """Every key is reachable: no free slot between its home bucket and it,
     and the count in meta is the number of slots in use."""
-    slots = index.table.shape[0]
+    slots = hashed.slots_of(index.table)
     used, keys, _ = hashed.entries(index)
     occupied = np.zeros(slots, bool)
     occupied[used] = True
@@ -92,10 +92,12 @@ KEY_WORDS = st.sampled_from([0, -1, -2, -(2**63), 5, 2**63 - 1])
 )
 def test_first_stop_compiled_agrees_with_python(keys, positions, want, base, offset):
     """Any keys, any positions (a position equal to want or 0 never counts),
-    at any alignment of the table in memory."""
+    at any alignment of the table in memory: each bucket's keys, then its
+    positions."""
     words = np.empty(2 * len(keys) + offset, np.int64)[offset:]
-    table = words.reshape(-1, 2)
-    table[:, 0], table[:, 1] = keys, positions
+    table = words.reshape(-1, 2 * hashed.WAYS)
+    table[:, : hashed.WAYS] = np.reshape(keys, (-1, hashed.WAYS))
+    table[:, hashed.WAYS :] = np.reshape(positions, (-1, hashed.WAYS))
     expected = next(
         (w for w in range(hashed.WAYS) if keys[base + w] in (want, hashed.EMPTY)),
         hashed.WAYS,
@@ -117,16 +119,14 @@ def test_new_tables_are_free_and_line_aligned(members):
         _compiled_room(hashed.empty(seed=5), 0, members),
     ):
         table = index.table
-        assert table.shape == (
-            hashed.slots_for(members, config.HASH_MAX_LOAD_PERCENT),
-            2,
-        )
+        slots = hashed.slots_for(members, config.HASH_MAX_LOAD_PERCENT)
+        assert table.shape == (slots // hashed.WAYS, 2 * hashed.WAYS)
         assert table.flags.c_contiguous
         assert table.ctypes.data % hashed.ALIGN == 0
         assert not table.any()
         assert int(index.meta[hashed.USED]) == 0 and int(index.meta[hashed.SEED]) == 5
         # the shift takes a 64-bit hash to a bucket number
-        buckets = table.shape[0] // hashed.WAYS
+        buckets = table.shape[0]
         assert int(index.meta[hashed.SHIFT]) == 64 - (buckets.bit_length() - 1)
 
 
@@ -135,7 +135,7 @@ def test_keys_are_stored_complemented_so_zero_is_a_free_slot():
     ids = [0, 1, 2**63 - 1]
     for p, x in enumerate(ids):
         assert kinds.insert(index, x, p)
-    keys = index.table[:, 0]
+    keys = index.table[:, : hashed.WAYS]
     assert sorted(keys[keys != hashed.EMPTY].tolist()) == sorted(~x for x in ids)
     _, stored, positions = hashed.entries(index)
     assert sorted(zip(stored.tolist(), positions.tolist(), strict=True)) == sorted(
@@ -179,7 +179,7 @@ def test_a_run_spilling_past_its_bucket_erases_and_finds_back(bucket, order, com
     """8 ids homed at one bucket fill it and the next (from the last bucket,
     the next is the first): every erase order leaves every other id found."""
     index = hashed.empty(0, seed=99)  # 16 slots: 4 buckets, up to 8 keys
-    last = index.table.shape[0] // hashed.WAYS - 1
+    last = index.table.shape[0] - 1
     keys = keys_homed_at(index, 0 if bucket == "first" else last, 8)
     insert = _compiled_insert if compiled else kinds.insert
     erase = _compiled_erase if compiled else kinds.erase
@@ -199,7 +199,7 @@ def test_a_run_spilling_past_its_bucket_erases_and_finds_back(bucket, order, com
         for y, p in positions.items():
             assert int(kinds.lookup(index, y)) == p
         assert int(kinds.lookup(index, x)) == NOWHERE
-    assert not index.table[:, 0].any()
+    assert not index.table[:, : hashed.WAYS].any()
 
 
 @given(
@@ -262,7 +262,7 @@ def test_a_table_keeps_its_load_limit_as_it_grows(load):
         if stop < 0:
             break
         index = kernels.grown_index(index, dense, n, n + 1, 0)
-    slots = index.table.shape[0]
+    slots = hashed.slots_of(index.table)
     assert int(index.meta[hashed.LOAD]) == load
     assert int(index.meta[hashed.USED]) == n == 3_000
     assert slots == hashed.slots_for(3_000, load)

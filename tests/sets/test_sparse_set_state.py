@@ -522,7 +522,9 @@ class SparseSetMachine(RuleBasedStateMachine):
             # No tombstones: every used slot is a key, each key once.
             assert keys.shape[0] == used
             assert np.unique(keys).shape[0] == used
-            assert used * 2 <= table.shape[0]  # never past the load limit
+            assert used * 2 <= kernels.hashed.slots_of(
+                table
+            )  # never past the load limit
             assert set(self.model) <= set(keys.tolist())
         if self.kind == "paged":
             paged, used = kernels.paged, index.used

@@ -1,7 +1,11 @@
 """The hash index: open addressing from id to position, for ids in [0, 2**63).
 
-The table holds ``(key, position)`` pairs, 16 bytes a slot, grouped in
-buckets of 4 slots: one 64-byte cache line. A key is stored complemented
+The table holds a key and a position word per slot, 16 bytes, in buckets
+of 4 slots: one 64-byte cache line, the bucket's 4 keys first, then their
+4 positions (``table[bucket, way]`` and ``table[bucket, WAYS + way]``). A
+probe reads the keys alone, so a count just stored in a position word
+(:func:`tally`) does not hold up the next probe of its bucket, as a load
+spanning a store still in flight would. A key is stored complemented
 (``~id``, negative), so 0 marks a free slot and a new table is plain
 zeroed memory: pages the OS hands out already zeroed, with no fill pass.
 
@@ -89,7 +93,7 @@ MOVE_AHEAD = 16
 class HashIndex(NamedTuple):
     """The arrays of a hash index (see the module docstring)."""
 
-    table: np.ndarray  # int64 (slots, 2): key ~id (EMPTY if free), position
+    table: np.ndarray  # int64 (buckets, 2 * WAYS): keys ~id (EMPTY if free), positions
     meta: np.ndarray  # int64 [slots in use, seed, shift, load]; see USED..LOAD
 
 
@@ -132,6 +136,58 @@ def slots_for(members: int, load: int) -> int:
     return slots
 
 
+@register_jitable
+def slots_of(table: np.ndarray) -> int:
+    """How many slots ``table`` has: ``WAYS`` a bucket (row).
+
+    Examples
+    --------
+    >>> slots_of(zeroed_table(64))
+    64
+    """
+    return int(table.shape[0]) * WAYS
+
+
+@register_jitable
+def key_at(table: np.ndarray, slot: Any) -> Any:
+    """The key word of ``slot``: ``~id``, or EMPTY.
+
+    Examples
+    --------
+    >>> t = zeroed_table(16); t[1, 2] = ~9; int(key_at(t, 6))
+    -10
+    """
+    u = np.uint64(slot)
+    return table[u // np.uint64(WAYS), u % np.uint64(WAYS)]
+
+
+@register_jitable
+def word_at(table: np.ndarray, slot: Any) -> Any:
+    """The position word of ``slot``.
+
+    Examples
+    --------
+    >>> t = zeroed_table(16); t[1, WAYS + 2] = 5; int(word_at(t, 6))
+    5
+    """
+    u = np.uint64(slot)
+    return table[u // np.uint64(WAYS), np.uint64(WAYS) + u % np.uint64(WAYS)]
+
+
+@register_jitable
+def put_key(table: np.ndarray, slot: Any, key: Any) -> None:
+    """Write the key word of ``slot``."""
+    u = np.uint64(slot)
+    table[u // np.uint64(WAYS), u % np.uint64(WAYS)] = key
+
+
+@register_jitable
+def put_word(table: np.ndarray, slot: Any, word: Any) -> None:
+    """Write the position word of ``slot``."""
+    u = np.uint64(slot)
+    table[u // np.uint64(WAYS), np.uint64(WAYS) + u % np.uint64(WAYS)] = word
+
+
 def zeroed_table(slots: int) -> np.ndarray:
     """A free table of ``slots`` slots, its buckets aligned to cache lines.
 
@@ -145,9 +201,9 @@ def zeroed_table(slots: int) -> np.ndarray:
     Examples
     --------
     >>> t = zeroed_table(16); t.shape, t.ctypes.data % ALIGN, bool(t.any())
-    ((16, 2), 0, False)
+    ((4, 8), 0, False)
     """
-    table = allocation.zeros((slots, 2), np.int64, ALIGN)
+    table = allocation.zeros((slots // WAYS, 2 * WAYS), np.int64, ALIGN)
     table.reshape(-1)[::512] = 0
     return table
 
@@ -160,7 +216,7 @@ def _zeroed_table_compiled(slots: Any) -> Any:
         buffer = np.zeros(words + spare, np.int64)
         skip = (ALIGN - buffer.ctypes.data % ALIGN) % ALIGN // 8
         buffer[::512] = 0
-        return buffer[skip : skip + words].reshape((slots, 2))
+        return buffer[skip : skip + words].reshape((slots // WAYS, 2 * WAYS))
 
     return impl
 
@@ -182,10 +238,10 @@ def empty(
 
     Examples
     --------
-    >>> ix = empty(100, seed=7, load=50); ix.table.shape, ix.meta.tolist()
-    ((256, 2), [0, 7, 58, 50])
-    >>> empty(100, seed=7, load=80).table.shape
-    (128, 2)
+    >>> ix = empty(100, seed=7, load=50); slots_of(ix.table), ix.meta.tolist()
+    (256, [0, 7, 58, 50])
+    >>> slots_of(empty(100, seed=7, load=80).table)
+    128
     """
     if seed is None:
         seed = int.from_bytes(os.urandom(8), "little") >> 1
@@ -210,7 +266,7 @@ def capacity(index: HashIndex, dense: np.ndarray) -> int:
     >>> capacity(empty(100), np.empty(100, np.int64))
     100
     """
-    room = int(index.table.shape[0]) * int(index.meta[LOAD]) // 100
+    room = slots_of(index.table) * int(index.meta[LOAD]) // 100
     return min(int(dense.shape[0]), room)
 
 
@@ -259,17 +315,17 @@ def first_stop(table: np.ndarray, base: Any, want: Any) -> np.uint64:
     """The first way of the bucket starting at slot ``base`` whose key is
     ``want`` or free, WAYS if none is.
 
-    Plain Python here; compiled code compares the bucket's cache line in
-    two vector compares, with no branch.
+    Plain Python here; compiled code compares the bucket's 4 keys (half
+    its cache line) in one vector compare, with no branch.
 
     Examples
     --------
-    >>> table = np.array([[-5, 1], [-9, 2], [0, 0], [0, 0]], np.int64)
+    >>> table = np.array([[-5, -9, 0, 0, 1, 2, 0, 0]], np.int64)
     >>> int(first_stop(table, 0, -9)), int(first_stop(table, 0, -7))
     (1, 2)
     """
     for way in range(WAYS):
-        key = table[int(base) + way, 0]
+        key = table[int(base) // WAYS, way]
         if key in (want, EMPTY):
             return np.uint64(way)
     return np.uint64(WAYS)
@@ -280,45 +336,29 @@ def _first_stop(typingctx, table, base, want):
     def codegen(context, builder, signature, args):
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
         i64, i32 = ir.IntType(64), ir.IntType(32)
-        half = ir.VectorType(i64, WAYS)
+        keys = ir.VectorType(i64, WAYS)
+        # The bucket's row starts 2 * WAYS words a bucket in: at 2 * base.
         word = builder.mul(args[1], i64(2))
         wanted = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(half, ir.Undefined), args[2], i32(0)),
-            ir.Constant(half, ir.Undefined),
+            builder.insert_element(ir.Constant(keys, ir.Undefined), args[2], i32(0)),
+            ir.Constant(keys, ir.Undefined),
             ir.Constant(ir.VectorType(i32, WAYS), [0] * WAYS),
         )
-        halves = []
-        for at in (0, WAYS):
-            address = builder.bitcast(
-                builder.gep(data, [builder.add(word, i64(at))]), half.as_pointer()
-            )
-            # Aligned as an int64 only: a table from elsewhere (a copy) may
-            # not be line-aligned, and that must stay correct.
-            pairs = builder.load(address, align=8)
-            halves.append(
-                builder.or_(
-                    builder.icmp_unsigned("==", pairs, wanted),
-                    builder.icmp_unsigned(
-                        "==", pairs, ir.Constant(half, [EMPTY] * WAYS)
-                    ),
-                )
-            )
-        # Two 256-bit compares, not one 512-bit one: 512-bit
-        # instructions lower the clock of some CPUs for what follows them.
-        stops = builder.shuffle_vector(
-            halves[0],
-            halves[1],
-            ir.Constant(ir.VectorType(i32, 2 * WAYS), list(range(2 * WAYS))),
+        address = builder.bitcast(builder.gep(data, [word]), keys.as_pointer())
+        # Aligned as an int64 only: a table from elsewhere (a copy) may not
+        # be line-aligned, and that must stay correct.
+        loaded = builder.load(address, align=8)
+        stops = builder.or_(
+            builder.icmp_unsigned("==", loaded, wanted),
+            builder.icmp_unsigned("==", loaded, ir.Constant(keys, [EMPTY] * WAYS)),
         )
-        # Bit 2w is way w's key; the odd bits (positions) never count.
-        bits = builder.zext(builder.bitcast(stops, ir.IntType(2 * WAYS)), i64)
-        keys = int("01" * WAYS, 2)
+        bits = builder.zext(builder.bitcast(stops, ir.IntType(WAYS)), i64)
         # A bit past the ways: a bucket with no stop answers WAYS.
-        bits = builder.or_(builder.and_(bits, i64(keys)), i64(1 << (2 * WAYS)))
+        bits = builder.or_(bits, i64(1 << WAYS))
         cttz = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]), "llvm.cttz.i64"
         )
-        return builder.lshr(builder.call(cttz, [bits, ir.IntType(1)(1)]), i64(1))
+        return builder.call(cttz, [bits, ir.IntType(1)(1)])
 
     return types.uint64(table, types.uint64, types.int64), codegen
 
@@ -338,7 +378,7 @@ def _first_stop_overload(table, base, want):
 def _probe(index, key):
     """The slot holding ``key``, or the free slot ending its probe run."""
     table = index.table
-    last = np.uint64(table.shape[0] // WAYS - 1)
+    last = np.uint64(table.shape[0] - 1)
     want = ~key
     bucket = home(key, index.meta[SEED], index.meta[SHIFT])
     while True:
@@ -415,9 +455,9 @@ def held(index, slot, x):
     """The position in ``slot`` (from :func:`locate`) if it holds ``x``,
     else NOWHERE."""
     table = index.table
-    p = np.uint32(table[slot, 1])
+    p = np.uint32(word_at(table, slot))
     # A select: whether the slot holds x is a coin flip for mixed queries.
-    return p if table[slot, 0] == ~np.int64(x) else NOWHERE
+    return p if key_at(table, slot) == ~np.int64(x) else NOWHERE
 
 
 @register_jitable
@@ -425,12 +465,12 @@ def store(index, slot, x, p):
     """Put ``x`` and position ``p`` in ``slot`` (from :func:`locate`);
     False if a new key would overfill the table (call again after ``grow``)."""
     table = index.table
-    if table[slot, 0] == EMPTY:
-        if over_load(index.meta[USED] + 1, table.shape[0], index.meta[LOAD]):
+    if key_at(table, slot) == EMPTY:
+        if over_load(index.meta[USED] + 1, slots_of(table), index.meta[LOAD]):
             return False
-        table[slot, 0] = ~np.int64(x)
+        put_key(table, slot, ~np.int64(x))
         index.meta[USED] += 1
-    table[slot, 1] = p
+    put_word(table, slot, p)
     return True
 
 
@@ -446,19 +486,22 @@ def tally(index, slot, x, p):
     which :func:`held` does not read as a position.
     """
     table = index.table
-    if table[slot, 0] == EMPTY:
+    if key_at(table, slot) == EMPTY:
         if p == NOWHERE or over_load(
-            index.meta[USED] + 1, table.shape[0], index.meta[LOAD]
+            index.meta[USED] + 1, slots_of(table), index.meta[LOAD]
         ):
             return -1
-        table[slot, 0] = ~np.int64(x)
-        table[slot, 1] = np.int64(
-            ((np.uint64(p) + np.uint64(1)) << np.uint64(32)) | np.uint64(1)
+        put_key(table, slot, ~np.int64(x))
+        put_word(
+            table,
+            slot,
+            np.int64(((np.uint64(p) + np.uint64(1)) << np.uint64(32)) | np.uint64(1)),
         )
         index.meta[USED] += 1
         return 2
-    if np.uint64(table[slot, 1]) > np.uint64(_POSITIONS):
-        table[slot, 1] += 1
+    word = word_at(table, slot)
+    if np.uint64(word) > np.uint64(_POSITIONS):
+        put_word(table, slot, word + 1)
         return 1
     return 0
 
@@ -468,24 +511,24 @@ def settle(index, slot):
     """``(p, count)`` of a tallying ``slot`` (any slot of the table), which
     holds plain position ``p`` again; ``(0, 0)`` for any other slot."""
     table = index.table
-    word = np.uint64(table[slot, 1])
+    word = np.uint64(word_at(table, slot))
     if word <= np.uint64(_POSITIONS):
         return np.uint64(0), np.uint64(0)
     p = (word >> np.uint64(32)) - np.uint64(1)
-    table[slot, 1] = np.int64(p)
+    put_word(table, slot, np.int64(p))
     return p, word & np.uint64(_POSITIONS)
 
 
 @register_jitable
 def slot_count(index):
     """How many slots :func:`settle` may be asked about: the table's."""
-    return np.uint64(index.table.shape[0])
+    return np.uint64(slots_of(index.table))
 
 
 @register_jitable
 def vacant(index, slot):
     """Whether ``slot`` (from :func:`locate`) holds no key."""
-    return index.table[slot, 0] == EMPTY
+    return key_at(index.table, slot) == EMPTY
 
 
 @register_jitable
@@ -493,15 +536,15 @@ def erase(index, x):
     """Remove ``x``'s entry, shifting the rest of its probe run back."""
     key = np.int64(x)
     table = index.table
-    slots = np.uint64(table.shape[0])
+    slots = np.uint64(slots_of(table))
     mask = slots - np.uint64(1)
     hole = _probe(index, key)
-    if table[hole, 0] != ~key:
+    if key_at(table, hole) != ~key:
         return
     j = hole
     while True:
         j = (j + np.uint64(1)) & mask
-        k = table[j, 0]
+        k = key_at(table, j)
         if k == EMPTY:
             break
         start = home(~k, index.meta[SEED], index.meta[SHIFT]) * np.uint64(WAYS)
@@ -509,10 +552,10 @@ def erase(index, x):
         # cyclically after the hole: then the hole is not on its probe path.
         # (Distances from j + slots: unsigned, never below zero.)
         if ((j + slots - start) & mask) >= ((j + slots - hole) & mask):
-            table[hole, 0] = k
-            table[hole, 1] = table[j, 1]
+            put_key(table, hole, k)
+            put_word(table, hole, word_at(table, j))
             hole = j
-    table[hole, 0] = EMPTY
+    put_key(table, hole, EMPTY)
     index.meta[USED] -= 1
 
 
@@ -571,6 +614,6 @@ def entries(index: HashIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> [a.tolist() for a in entries(ix)][1:]
     [[42], [7]]
     """
-    keys = index.table[:, 0]
+    keys = index.table[:, :WAYS].reshape(-1)
     used = np.flatnonzero(keys != EMPTY)
-    return used, ~keys[used], index.table[used, 1]
+    return used, ~keys[used], index.table[:, WAYS:].reshape(-1)[used]

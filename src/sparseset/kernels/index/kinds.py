@@ -350,7 +350,7 @@ def move(index: Index, grown: Index, dense: IntArray, n: Int) -> None:
     >>> insert(ix, 40, 0) and insert(ix, 50, 1)
     True
     >>> grown = room(ix, 2, 100, 0); move(ix, grown, dense, 2)
-    >>> grown.table.shape[0], int(lookup(grown, 50))
+    >>> hashed.slots_of(grown.table), int(lookup(grown, 50))
     (256, 1)
     """
     kind_of(index).move(index, grown, dense, n)
