@@ -603,8 +603,12 @@ def distinct_estimate(ids, start):
     # Hashed a chunk at a time first: that loop vectorises, the register
     # updates cannot.
     hashes = np.empty(1024, np.uint64)
-    for first in range(start, ids.shape[0], hashes.shape[0]):
-        count = min(hashes.shape[0], ids.shape[0] - first)
+    # Unsigned throughout: numba would otherwise guard every access
+    # against negative indexes.
+    total_ids = np.uint64(ids.shape[0])
+    chunk = np.uint64(hashes.shape[0])
+    for first in range(np.uint64(start), total_ids, chunk):
+        count = min(chunk, total_ids - first)
         for i in range(count):
             hashes[i] = mixed(ids[first + i])
         for i in range(count):
