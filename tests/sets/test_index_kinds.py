@@ -442,8 +442,10 @@ def test_wide_ids_in_stores_and_maps(kind):
 
 
 def test_flat_add_past_its_range_names_the_kind_that_takes_it():
-    with pytest.raises(ValueError, match=r"2\*\*31\).*index='paged'"):
+    with pytest.raises(ValueError, match=r"2\*\*31\).*index='paged'") as raised:
         SparseSet().add([1, 2**40])
+    # Scattered wide ids belong in a hash index: the message says so too.
+    assert "scattered ids, index='hash' takes any in [0, 2**63)" in str(raised.value)
     with pytest.raises(ValueError, match=r"index='hash' takes ids in \[0, 2\*\*63\)"):
         SparseSet(index="paged").add(2**50)
     with pytest.raises(ValueError, match="no index kind takes"):

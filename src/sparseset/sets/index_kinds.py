@@ -173,11 +173,22 @@ class IndexKind:
         Examples
         --------
         >>> KINDS["flat"].hint(2**40)
-        "; index='paged' takes ids in [0, 2**48)"
+        "; index='paged' takes ids in [0, 2**48) (in clusters: for scattered ...)"
+        >>> KINDS["paged"].hint(2**50)
+        "; index='hash' takes ids in [0, 2**63)"
         """
         for kind in KINDS.values():
             if kind.limit > self.limit and top < kind.limit:
-                return f"; index={kind.name!r} takes ids in {kind.range_text}"
+                hint = f"; index={kind.name!r} takes ids in {kind.range_text}"
+                if kind.name == "paged":
+                    # A paged index of scattered ids (user ids, hashes)
+                    # takes a sparse leaf per id: tens of times the memory
+                    # and time of a hash index.
+                    hint += (
+                        " (in clusters: for scattered ids, index='hash' takes any "
+                        f"in {KINDS['hash'].range_text})"
+                    )
+                return hint
         return "; no index kind takes ids past 2**63 - 1"
 
 
