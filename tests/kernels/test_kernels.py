@@ -1478,10 +1478,14 @@ def test_upsert_accumulate_tallying_in_slots_sums_as_adding_does(
     assert found == list(range(m))
 
 
-@pytest.mark.parametrize("distinct", [0, 1, 7, 100, 5_000, 200_000])
-def test_distinct_estimate_is_close(distinct):
+@pytest.mark.parametrize("distinct", [1, 7, 100, 5_000, 200_000])
+def test_distinct_estimate_is_close_and_bounds_its_range(distinct):
     rng = np.random.default_rng(distinct)
     for keys in (np.arange(distinct) * 4_096, rng.choice(2**62, distinct)):
-        ids = np.r_[keys, keys[: distinct // 2]].astype(np.int64)
-        got = kernels.distinct_estimate(np.r_[np.int64(-1), ids], 1)
+        ids = rng.permutation(np.r_[keys, keys[: distinct // 2]]).astype(np.int64)
+        # Ids outside the range, below and above every key, count for nothing.
+        outside = np.int64(-1), np.int64(2**62 + 1)
+        batch = np.r_[outside[0], ids, outside[1]]
+        got, low, high = kernels.distinct_estimate(batch, 1, batch.shape[0] - 1)
         assert abs(got - distinct) <= max(2, 0.05 * distinct)
+        assert (low, high) == (ids.min(), ids.max())

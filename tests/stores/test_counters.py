@@ -213,6 +213,44 @@ def test_a_bad_batch_changes_nothing_after_many_new_ids(kind):
     assert counts[[5, 6, 1_000, 2_999]].tolist() == [4, 2, 1, 1]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_new_counter_validates_a_long_batch_in_the_pass_that_estimates_it(
+    kind, monkeypatch
+):
+    """A new counter's long batch of many distinct ids is estimated before
+    it is counted, and that one pass also finds its bounds: no second pass
+    validates it, and a bad id anywhere in it still raises with nothing
+    counted."""
+    import sparseset.kernels as kernels_module
+
+    bounds = []
+    id_bounds = kernels_module.id_bounds
+
+    def spy(ids):
+        bounds.append(ids.shape[0])
+        return id_bounds(ids)
+
+    monkeypatch.setattr(kernels_module, "id_bounds", spy)
+    rng = np.random.default_rng(11)
+    fresh = rng.permutation(20_000) * 7 + 1
+    past = {"flat": 2**31, "paged": 2**48, "hash": 2**63}[kind]
+    bad_batches = [
+        (np.r_[fresh, -1], "ids\\[20000\\] = -1"),
+        (np.r_[-3, fresh], "ids\\[0\\] = -3"),
+        (np.array([*fresh.tolist(), past], np.uint64), f"ids\\[20000\\] = {past}"),
+    ]
+    for ids, message in bad_batches:
+        counts = SparseMap("i8", index=kind)
+        with pytest.raises(ValueError, match=message):
+            counts.add_at(ids, 1)
+        assert len(counts) == 0 and not counts.contains(fresh).any()
+    batch = np.r_[fresh, fresh[:5_000]]
+    assert counts.add_at(batch, 2) == 20_000
+    assert counts[fresh[:3]].tolist() == [4, 4, 4]
+    assert counts[fresh[-3:]].tolist() == [2, 2, 2]
+    assert batch.shape[0] not in bounds
+
+
 @pytest.mark.boundscheck
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_large_batch_counts_as_pandas_does(kind):
@@ -266,26 +304,31 @@ def test_a_batch_of_repeated_keys_counts_one_row_of_integers_exactly(
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypatch):
     """A new counter first grows for a few thousand keys: a long batch that
-    holds fewer never pays for the pass that estimates its distinct ids;
-    one that holds more is estimated once and counted the same."""
+    holds fewer never pays for the pass that estimates its distinct ids
+    (only its first ids are sketched); one that holds more is estimated
+    once and counted the same."""
     import sparseset.kernels as kernels_module
+    from sparseset.stores.component_store import _PROBE
 
     estimate = kernels_module.distinct_estimate
     calls = []
 
-    def spy(ids, start):
-        calls.append(ids.shape[0] - start)
-        return estimate(ids, start)
+    def spy(ids, start, stop):
+        calls.append(stop - start)
+        return estimate(ids, start, stop)
 
     monkeypatch.setattr(kernels_module, "distinct_estimate", spy)
     rng = np.random.default_rng(7)
-    for distinct, estimated in ((50, False), (9_000, True)):
+    # The first ids of the second batch overfill the first room; of the
+    # third, they do not, but the batch does.
+    for distinct, draws in ((50, 30_000), (9_000, 30_000), (4_500, 300_000)):
         calls.clear()
         keys = rng.choice(ID_RANGE[kind], distinct, replace=False)
-        ids = keys[rng.integers(0, distinct, 30_000)]
+        ids = keys[rng.integers(0, distinct, draws)]
         counts = SparseMap("i8", index=kind)
         assert counts.add_at(ids, 1) == len(set(ids.tolist()))
-        assert bool(calls) == estimated
+        assert calls[0] == _PROBE
+        assert calls[1:] == ([] if distinct == 50 else [draws])
         want = Counter(ids.tolist())
         assert counts.ids.tolist() == list(dict.fromkeys(ids.tolist()))
         assert counts.data.tolist() == [want[k] for k in counts.ids.tolist()]

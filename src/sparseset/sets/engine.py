@@ -365,10 +365,18 @@ class PendingMembers(PendingIndex):
     dense = _built_first("dense", "build_members")
 
 
-def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> int:
+def checked_top(
+    kind: IndexKind,
+    arr: np.ndarray,
+    scalar: bool,
+    source: Any,
+    bounds: tuple[int, int] | None = None,
+) -> int:
     """The largest of ``arr``'s ids (-1 if none), after raising for any that
     a set of ``kind`` cannot take (negative, past its range); ``scalar``
-    and ``source`` shape the message (see :mod:`.ids`).
+    and ``source`` shape the message (see :mod:`.ids`). ``bounds``, the
+    smallest and the largest id where a pass over the batch already found
+    them, saves that pass.
 
     Examples
     --------
@@ -382,7 +390,7 @@ def checked_top(kind: IndexKind, arr: np.ndarray, scalar: bool, source: Any) -> 
     """
     if not arr.size:
         return -1
-    low, top = kernels.id_bounds(arr)
+    low, top = kernels.id_bounds(arr) if bounds is None else bounds
     if low < 0:
         reject_negative(arr, scalar)
     top = int(top)
@@ -648,9 +656,16 @@ class SetEngine:
             self.grow_index(max(members, m + 1), top, m)
             self.grow_dense(members)
 
-    def validate_add(self, arr: np.ndarray, scalar: bool, source: Any) -> int:
-        """Raise for ids ``add`` cannot take; return the largest id (-1 if none)."""
-        return checked_top(self.kind, arr, scalar, source)
+    def validate_add(
+        self,
+        arr: np.ndarray,
+        scalar: bool,
+        source: Any,
+        bounds: tuple[int, int] | None = None,
+    ) -> int:
+        """Raise for ids ``add`` cannot take; return the largest id (-1 if
+        none). ``bounds`` as :func:`checked_top`'s."""
+        return checked_top(self.kind, arr, scalar, source, bounds)
 
     # -- removing ---------------------------------------------------------
 

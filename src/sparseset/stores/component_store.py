@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -57,6 +57,26 @@ _REPEATS = 2
 _MOST_TALLIED = 1 << 32
 # An index of at most this many bytes is counted into with no lookahead.
 _IN_CACHE = 1 << 19
+# A long batch's first ids, sketched before the whole: whether it is worth
+# estimating at once (with its validation, in one pass).
+_PROBE = 1 << 13
+
+
+def _with_margin(estimate: int) -> int:
+    """A distinct-id estimate with a margin of four of its standard errors: a
+    wider one would double a hash table whose right size it only just
+    fills (a million keys, say)."""
+    return int(estimate) * 33 // 32
+
+
+class _Survey(NamedTuple):
+    """What a counter's long batch showed before counting began."""
+
+    #: The distinct ids of the whole batch, margin included; None where
+    #: only its first ids were sketched (the first room may hold them all).
+    distinct: int | None
+    #: The batch's smallest and largest id where that pass found them.
+    bounds: tuple[int, int] | None
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -704,17 +724,34 @@ class ComponentStore(Guarded):
             values[name] = self._prepare(count, {name: value})[name]
         if not arr.shape[0]:
             return 0
-        top = self._engine.validate_add(arr, scalar, ids)
+        batch = kernel_ids(arr)
+        survey = self._survey(batch)
+        top = self._engine.validate_add(arr, scalar, ids, survey.bounds)
         self._check_sums(arr, scalar, ids, values)
         n = len(self)
-        new_n, positions = self._accumulate(kernel_ids(arr), top, values)
+        new_n, positions = self._accumulate(batch, top, values, survey)
         # The kernel zeroed the new rows of the accumulated columns.
         self._admit(n, new_n, values.keys())
         self._stamp(positions, n, new_n)
         return int(new_n - n)
 
+    def _survey(self, arr: np.ndarray) -> _Survey:
+        """For a new counter whose long batch's first ``_PROBE`` ids already
+        overfill the first room, the whole batch's distinct ids and bounds,
+        in the one pass that validating it would take anyway. (The ids are
+        not yet validated: the sketch reads them as numbers and changes
+        nothing.)"""
+        count = arr.shape[0]
+        if len(self) or count <= _PROBE:
+            return _Survey(None, None)
+        sample, _, _ = kernels.distinct_estimate(arr, 0, _PROBE)
+        if sample <= _FIRST_ROOM:
+            return _Survey(None, None)
+        distinct, low, high = kernels.distinct_estimate(arr, 0, count)
+        return _Survey(_with_margin(distinct), (int(low), int(high)))
+
     def _accumulate(
-        self, arr: np.ndarray, top: int, values: dict[str, np.ndarray]
+        self, arr: np.ndarray, top: int, values: dict[str, np.ndarray], survey: _Survey
     ) -> tuple[int, np.ndarray]:
         """Append the ids of ``arr`` (validated, ids up to ``top``) that are
         not members and add each occurrence's ``values`` to its row, in one
@@ -731,9 +768,9 @@ class ComponentStore(Guarded):
         without estimating (a long batch of few distinct ids then never
         pays for the estimate); if the batch needs more, the estimate then
         counts the whole batch, whose distinct ids, with the members it
-        started with, bound what the counter will hold.
+        started with, bound what the counter will hold. A new counter
+        whose ``survey`` estimated the whole batch grows for it at once.
         """
-        engine = self._engine
         state = self._state()
         stamps = self._clock is not None
         positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
@@ -756,6 +793,10 @@ class ComponentStore(Guarded):
             and arr.shape[0] < _MOST_TALLIED
             and all(f.shape[0] == 1 and f.dtype.kind in "iu" for f in flats.values())
         )
+        if survey.distinct is not None:
+            members = start + survey.distinct + 1
+            tallies = countable and arr.shape[0] >= _REPEATS * survey.distinct
+            rebuilt = self._make_room(m, members, top)
         while True:
             self._fit_columns(m)
             sums = tuple(
@@ -792,10 +833,8 @@ class ComponentStore(Guarded):
                 # the members before it bound the counter, where m plus the
                 # ids to come would count the room's ids twice.
                 base, first = (start, 0) if members else (m, stop)
-                # A margin of four of the estimate's standard errors: a
-                # wider one would double a hash table whose right size it
-                # only just fills (a million keys, say).
-                estimate = kernels.distinct_estimate(arr, first) * 33 // 32
+                estimate, _, _ = kernels.distinct_estimate(arr, first, arr.shape[0])
+                estimate = _with_margin(estimate)
                 members = max(m + 1, base + estimate + 1)
                 if members_before_room and not start:
                     # A new counter starts the batch again in tables sized
@@ -806,11 +845,16 @@ class ComponentStore(Guarded):
                 tallies = countable and arr.shape[0] - stop >= _REPEATS * estimate
             elif m >= members:
                 members = 2 * m
-            before = state.sparse
-            engine.make_room(m, members, top)
-            # An index made anew holds dense[:m] alone: the kernel may trust
-            # it from here on where the kind keeps keys (a new counter's).
-            rebuilt = rebuilt or state.sparse is not before
+            rebuilt = self._make_room(m, members, top) or rebuilt
+
+    def _make_room(self, m: int, members: int, top: int) -> bool:
+        """Grow for ``members`` (``m`` in now, ids up to ``top``); whether
+        the index was made anew. Such an index holds ``dense[:m]`` alone:
+        :func:`~sparseset.kernels.upsert_accumulate` may trust it from then
+        on where the kind keeps keys (a new counter's)."""
+        before = self._state().sparse
+        self._engine.make_room(m, members, top)
+        return self._state().sparse is not before
 
     def _check_sums(
         self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]
