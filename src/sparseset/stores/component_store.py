@@ -58,8 +58,14 @@ _MOST_TALLIED = 1 << 32
 # An index of at most this many bytes is counted into with no lookahead.
 _IN_CACHE = 1 << 19
 # A long batch's first ids, sketched before the whole: whether it is worth
-# estimating at once (with its validation, in one pass).
+# estimating at once (with its validation, in one pass), and how skewed it is.
 _PROBE = 1 << 13
+# A batch whose probe repeats its ids this often (occurrences per distinct
+# id, in quarters) is skewed: most of its steps hit the cache, so a miss's
+# latency spans more of them, and its slots are prefetched _SKEWED_AHEAD
+# times as far on.
+_SKEWED_QUARTERS = 5
+_SKEWED_AHEAD = 3
 
 
 def _with_margin(estimate: int) -> int:
@@ -77,6 +83,8 @@ class _Survey(NamedTuple):
     distinct: int | None
     #: The batch's smallest and largest id where that pass found them.
     bounds: tuple[int, int] | None
+    #: Whether its first ids repeat as a skewed batch's do.
+    skewed: bool
 
 
 class UnknownColumnError(KeyError, TypeError):
@@ -736,19 +744,20 @@ class ComponentStore(Guarded):
         return int(new_n - n)
 
     def _survey(self, arr: np.ndarray) -> _Survey:
-        """For a new counter whose long batch's first ``_PROBE`` ids already
-        overfill the first room, the whole batch's distinct ids and bounds,
-        in the one pass that validating it would take anyway. (The ids are
-        not yet validated: the sketch reads them as numbers and changes
-        nothing.)"""
+        """For a new counter's long batch, a sketch of its first ``_PROBE``
+        ids: how skewed it is, and, where they already overfill the first
+        room, the whole batch's distinct ids and bounds, in the one pass
+        that validating it would take anyway. (The ids are not yet
+        validated: the sketch reads them as numbers and changes nothing.)"""
         count = arr.shape[0]
         if len(self) or count <= _PROBE:
-            return _Survey(None, None)
+            return _Survey(None, None, False)
         sample, _, _ = kernels.distinct_estimate(arr, 0, _PROBE)
+        skewed = _SKEWED_QUARTERS * sample <= 4 * _PROBE
         if sample <= _FIRST_ROOM:
-            return _Survey(None, None)
+            return _Survey(None, None, skewed)
         distinct, low, high = kernels.distinct_estimate(arr, 0, count)
-        return _Survey(_with_margin(distinct), (int(low), int(high)))
+        return _Survey(_with_margin(distinct), (int(low), int(high)), skewed)
 
     def _accumulate(
         self, arr: np.ndarray, top: int, values: dict[str, np.ndarray], survey: _Survey
@@ -806,7 +815,12 @@ class ComponentStore(Guarded):
             # overlap: looking ahead would only cost its hashing. (The
             # other loops keep their lookahead: they read each id's
             # lookup back from a ring ahead / 2 steps later.)
-            far = not tallies or index_nbytes(state.sparse) > _IN_CACHE
+            if not tallies:
+                distance = ahead
+            elif index_nbytes(state.sparse) <= _IN_CACHE:
+                distance = 0
+            else:
+                distance = ahead * _SKEWED_AHEAD if survey.skewed else ahead
             done, stopped = kernels.upsert_accumulate(
                 state.sparse,
                 state.dense,
@@ -818,7 +832,7 @@ class ComponentStore(Guarded):
                 rebuilt,
                 tallies,
                 candidates,
-                ahead if far else 0,
+                distance,
             )
             m, stop = int(done), int(stopped)
             if stop < 0:
