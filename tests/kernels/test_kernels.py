@@ -1422,21 +1422,29 @@ def test_upsert_accumulate_stops_when_full_and_resumes(
     spare=st.sampled_from([0, 4, 128]),
     ahead=st.sampled_from([0, 1, 7, 32]),
     exact=st.booleans(),
+    stale=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 20)), max_size=6),
 )
 def test_upsert_accumulate_tallying_in_slots_sums_as_adding_does(
-    kind, before, ids, room, spare, ahead, exact
+    kind, before, ids, room, spare, ahead, exact, stale
 ):
-    """With ``tallies``, against a dict: members from before the pass add
-    to their rows, new ids count in their slots and get their rows when
-    the pass settles, whether it finishes or stops for lack of room (in
-    ``dense``, or a hash table at its load limit); the index then answers
-    every member's position. Integer columns, one row of values."""
+    """With ``tallies``, against a dict: members from before the pass and
+    new ids count in their slots and get their rows when the pass
+    settles, whether it finishes or stops for lack of room (in ``dense``,
+    or a hash table at its load limit); the index then answers every
+    member's position. Unless ``exact``, the index also holds ids that are
+    no members, at positions past the members or of other members (as a
+    ``clear`` leaves them): they count as new. Integer columns, one row of
+    values."""
     arr = np.array(ids, np.int64)
     old = list(dict.fromkeys(before))
-    index = KINDS[kind].sized(61, len(old) + spare)
+    index = KINDS[kind].sized(61, len(old) + spare + len(stale))
     dense = np.empty(len(old) + room, KINDS[kind].id_dtype)
     count = np.full((dense.shape[0], 1), -9, np.int64)
     pair = np.full((dense.shape[0], 2), -9, np.int16)
+    if not exact:
+        for x, p in stale:
+            if x not in old:
+                assert kinds.insert(index, x, p)
     for p, x in enumerate(old):
         assert kinds.insert(index, x, p)
         dense[p] = x
@@ -1476,6 +1484,42 @@ def test_upsert_accumulate_tallying_in_slots_sums_as_adding_does(
     assert pair[:m].tolist() == want
     found = [int(kinds.lookup(index, x)) for x in order]
     assert found == list(range(m))
+
+
+@pytest.mark.boundscheck
+def test_upsert_accumulate_tallying_counts_ids_left_stale_in_the_index_as_new():
+    """A hash index a ``clear`` left full of keys, not ``exact``: an id whose
+    slot holds a position past the members, or another member's, is new;
+    the members count in their slots and add to their rows."""
+    index = KINDS["hash"].sized(0, 64)
+    dense = np.empty(16, np.int64)
+    count = np.full((16, 1), -9, np.int64)
+    for x, p in ((70, 9), (71, 0), (72, 1)):  # stale: 9 is past n, 0 and 1 are members'
+        assert kinds.insert(index, x, p)
+    for p, x in enumerate([5, 6]):
+        assert kinds.insert(index, x, p)
+        dense[p], count[p] = x, 100
+    ids = np.array([70, 5, 71, 71, 6, 72, 5, 70, 8, 72, 72], np.int64)
+    values = ((count, np.ones((1, 1), np.int64)),)
+    m, stop = kernels.upsert_accumulate(
+        index,
+        dense,
+        2,
+        ids,
+        values,
+        kernels.NO_POSITIONS,
+        0,
+        False,
+        True,
+        kernels.candidates_for(4),
+        4,
+    )
+    order = [5, 6, 70, 71, 72, 8]
+    assert (m, stop) == (len(order), -1)
+    assert dense[:m].tolist() == order
+    times = Counter(ids.tolist())
+    assert count[:m, 0].tolist() == [100 * (x in (5, 6)) + times[x] for x in order]
+    assert [int(kinds.lookup(index, x)) for x in order] == list(range(6))
 
 
 @pytest.mark.parametrize("distinct", [1, 7, 100, 5_000, 200_000])

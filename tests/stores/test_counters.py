@@ -301,6 +301,45 @@ def test_a_batch_of_repeated_keys_counts_one_row_of_integers_exactly(
     assert counts.index(np.array(order)).tolist() == list(range(len(order)))
 
 
+@pytest.mark.boundscheck
+@pytest.mark.parametrize("cleared", [False, True])
+def test_a_batch_longer_than_a_hash_counter_has_slots_counts_members_in_them(
+    cleared, monkeypatch
+):
+    """A counter with members, hash-indexed, counts a batch at least as long
+    as its table has slots in the slots from the start, its members'
+    occurrences too; the keys a ``clear`` left in the table count as new,
+    from zero. A shorter batch adds to rows."""
+    import sparseset.kernels as kernels_module
+
+    accumulate = kernels_module.upsert_accumulate
+    tallied = []
+
+    def spy(*args):
+        tallied.append(args[8])
+        return accumulate(*args)
+
+    monkeypatch.setattr(kernels_module, "upsert_accumulate", spy)
+    rng = np.random.default_rng(3)
+    keys = rng.choice(2**40, 1_500, replace=False)
+    counts = SparseMap("i8", index="hash")
+    counts.add_at(keys[:1_000], 5)
+    model = Counter({int(k): 5 for k in keys[:1_000]})
+    if cleared:
+        counts.clear()
+        model = Counter()
+    for short, tallies in ((1, False), (0, True)):
+        tallied.clear()
+        slots = counts._store._state().sparse.table.size // 2
+        ids = keys[rng.integers(0, 1_500, slots - short)]
+        new = counts.add_at(ids, 2)
+        assert new == len(set(ids.tolist()) - set(model))
+        model.update({k: 2 * c for k, c in Counter(ids.tolist()).items()})
+        assert tallied[0] is tallies
+        assert dict(counts.items()) == dict(model)
+        assert counts.index(counts.ids).tolist() == list(range(len(counts)))
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypatch):
     """A new counter first grows for a few thousand keys: a long batch that

@@ -129,6 +129,14 @@ def _put_sum_times(pair: Sum, row: np.uint64, times: np.uint64) -> None:
         column[row, w] = values[np.uint64(0), w] * count
 
 
+@register_jitable(inline="always")
+def _add_sum_times(pair: Sum, row: np.uint64, times: np.uint64) -> None:
+    column, values = pair
+    count = column.dtype.type(times)
+    for w in range(np.uint64(column.shape[1])):
+        column[row, w] += values[np.uint64(0), w] * count
+
+
 prefetch_rows = unrolled(
     _prefetch_rows,
     """``prefetch_rows(columns, row)``: start loading row ``row`` of every
@@ -194,8 +202,9 @@ put_sum_times = unrolled(
     """``put_sum_times(sums, row, times)``: ``column[row] = values[0] *
     times`` for every ``(column, values)`` of the tuple, in the column's
     dtype: a fresh row's sum of ``times`` occurrences of one row of values,
-    written once. For integer columns, where that product is the sum
-    exactly. O(row width).
+    written once (no load of the row, which a pass over a table's slots
+    meets in no order a prefetch could follow). For integer columns, where
+    that product is the sum exactly. O(row width).
 
     Examples
     --------
@@ -203,5 +212,19 @@ put_sum_times = unrolled(
     >>> sums = ((n, np.ones((1, 1), np.int64)), (w, np.array([[2, -1]], np.int32)))
     >>> put_sum_times(sums, 1, 5); n[:, 0].tolist(), w[1].tolist()
     ([0, 5, 0], [10, -5])
+    """,
+)
+add_sum_times = unrolled(
+    _add_sum_times,
+    """``add_sum_times(sums, row, times)``: :func:`put_sum_times` added to
+    the row as it stands: a member's sum of ``times`` occurrences. For
+    integer columns, whose arithmetic wraps alike added one at a time or
+    at once. O(row width).
+
+    Examples
+    --------
+    >>> n = np.full((3, 1), 7, np.int64)
+    >>> add_sum_times(((n, np.array([[2]], np.int64)),), 1, 5); n[:, 0].tolist()
+    [7, 17, 7]
     """,
 )

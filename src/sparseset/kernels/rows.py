@@ -17,6 +17,7 @@ from .columns import (
     Column,
     Sum,
     add_sum_row,
+    add_sum_times,
     prefetch_sum_rows,
     put_sum_times,
     swap_rows,
@@ -33,6 +34,7 @@ from .index.kinds import (
     slot_count,
     store,
     tally,
+    tally_from,
     vacant,
 )
 from .options import NO_NRT, NOWHERE
@@ -127,15 +129,17 @@ def upsert_accumulate(
     looked up, so that a new id claims its slot with no second probe
     (unless another id took it since: :func:`~.kinds.vacant`).
 
-    With ``tallies`` too (and no ``positions`` to record), a keyed index
-    counts each new id's occurrences in the slot it looks the id up in
-    (:func:`~.kinds.tally`), and the pass ends by writing each new row
-    once, ``values[0]`` times its count (:func:`~.kinds.settle`, over
-    every slot): one cache miss per occurrence instead of two, for
-    batches whose ids repeat. Members from before the pass add to their
-    rows as usual. The caller promises that every ``values`` has one row,
-    every column holds integers (where that product is the sum exactly)
-    and the batch has fewer than 2**32 ids.
+    With ``tallies`` (and no ``positions`` to record), a keyed index
+    counts each id's occurrences in the slot it looks the id up in: a new
+    id's from its first (:func:`~.kinds.tally`), a member's from its
+    first in the pass, once ``dense`` proves it a member unless ``exact``
+    (:func:`~.kinds.tally_from`). The pass ends by adding to each counted
+    row once, ``values[0]`` times its count (:func:`~.kinds.settle`, over
+    every slot; a new row is written): one cache line per occurrence
+    instead of a slot and a row, for batches whose ids repeat. The caller
+    promises that every ``values`` has one row, every column holds
+    integers (where that product is the sum exactly) and the batch has
+    fewer than 2**32 ids.
 
     ``candidates`` is scratch for the lookups in flight
     (:func:`candidates_for`), allocated by the caller: the kernel runs
@@ -169,7 +173,7 @@ def upsert_accumulate(
     # The pipeline's first stages for the ids its first steps take.
     for k in range(first, min(first + np.uint64(ahead), last + np.uint64(1))):
         prefetch_slot(sparse, ids[k])
-    if trusted and tallies and not record:
+    if tallies and keyed(sparse) and not record:
         stop = np.int64(-1)
         for k in range(first, last + np.uint64(1)):
             if ahead:
@@ -182,14 +186,28 @@ def upsert_accumulate(
                 dense[np.uint64(m)] = x
                 m += 1
             elif counted == 0:
-                add_sum_row(sums, np.uint64(held(sparse, slot, x)), k, False)
+                # A plain position: a member's, which counts in its slot
+                # from here on, or (unless exact) one left stale, whose id
+                # is new. dense tells them apart once per id, not per step.
+                row = held(sparse, slot, x)
+                if not trusted and confirm(dense, m, row, x) < 0:
+                    if free == np.uint64(NOWHERE):
+                        stop = np.int64(k)
+                        break
+                    row = np.uint32(m)
+                    dense[np.uint64(m)] = x
+                    m += 1
+                tally_from(sparse, slot, row)
             elif counted < 0:
                 stop = np.int64(k)
                 break
         for each in range(slot_count(sparse)):
-            row, times = settle(sparse, each)
-            if times:
-                put_sum_times(sums, row, times)
+            settled, times = settle(sparse, each)
+            # Rows from before the pass add; its own are written, unread.
+            if times and settled >= np.uint64(n):
+                put_sum_times(sums, settled, times)
+            elif times:
+                add_sum_times(sums, settled, times)
         return m, stop
     if trusted:
         # The ring holds the slots looked up, not candidates: an id found

@@ -802,10 +802,16 @@ class ComponentStore(Guarded):
             and arr.shape[0] < _MOST_TALLIED
             and all(f.shape[0] == 1 and f.dtype.kind in "iu" for f in flats.values())
         )
+        kind = self._engine.kind.module
         if survey.distinct is not None:
             members = start + survey.distinct + 1
             tallies = countable and arr.shape[0] >= _REPEATS * survey.distinct
             rebuilt = self._make_room(m, members, top)
+        elif kind.KEYED and arr.shape[0] >= int(kind.slot_count(state.sparse)):
+            # A batch at least as long as the index has slots counts in them
+            # from the start: the sweep that settles them costs less than
+            # the steps that add to rows.
+            tallies = countable
         while True:
             self._fit_columns(m)
             sums = tuple(

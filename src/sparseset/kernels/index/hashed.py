@@ -492,11 +492,7 @@ def tally(index, slot, x, p):
         ):
             return -1
         put_key(table, slot, ~np.int64(x))
-        put_word(
-            table,
-            slot,
-            np.int64(((np.uint64(p) + np.uint64(1)) << np.uint64(32)) | np.uint64(1)),
-        )
+        tally_from(index, slot, p)
         index.meta[USED] += 1
         return 2
     word = word_at(table, slot)
@@ -504,6 +500,18 @@ def tally(index, slot, x, p):
         put_word(table, slot, word + 1)
         return 1
     return 0
+
+
+@register_jitable
+def tally_from(index, slot, p):
+    """Make ``slot`` (from :func:`locate`), which holds its id with a plain
+    position, count from one occurrence, for the id at position ``p`` (the
+    caller has proven it the slot's member, or appended the id there)."""
+    put_word(
+        index.table,
+        slot,
+        np.int64(((np.uint64(p) + np.uint64(1)) << np.uint64(32)) | np.uint64(1)),
+    )
 
 
 @register_jitable

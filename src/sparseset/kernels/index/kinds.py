@@ -66,6 +66,7 @@ class KindModule(Protocol):
     def store(self, index: Any, slot: np.uint64, x: Int, p: Int) -> Bool: ...
     def vacant(self, index: Any, slot: np.uint64) -> Bool: ...
     def tally(self, index: Any, slot: np.uint64, x: Int, p: Int) -> int: ...
+    def tally_from(self, index: Any, slot: np.uint64, p: Int) -> None: ...
     def settle(self, index: Any, slot: Int) -> tuple[np.uint64, np.uint64]: ...
     def slot_count(self, index: Any) -> np.uint64: ...
 
@@ -265,6 +266,29 @@ def tally(index: Index, slot: np.uint64, x: Int, p: Int) -> int:
     ([0, 2], 0)
     """
     return kind_of(index).tally(index, slot, x, p)
+
+
+def tally_from(index: Index, slot: np.uint64, p: Int) -> None:
+    """Make ``slot`` (from :func:`locate`), where :func:`tally` answered 0 (a
+    plain position), count from one occurrence, for the id at position
+    ``p``: the caller has proven it the slot's member by ``dense``, or
+    appended the slot's id at ``p`` where the position it held was stale.
+    So a counter's pass counts its members' occurrences in their slots
+    too, and adds to their rows once, when it settles. Nothing where the
+    kind keeps no counts (its :func:`tally` never answers so).
+
+    Examples
+    --------
+    >>> ix = hashed.empty(seed=1); insert(ix, 9, 3)
+    True
+    >>> slot = locate(ix, 9); tally(ix, slot, 9, 5)
+    0
+    >>> tally_from(ix, slot, 3); tally(ix, slot, 9, 5)
+    1
+    >>> [int(a) for a in settle(ix, slot)], int(lookup(ix, 9))
+    ([3, 2], 3)
+    """
+    kind_of(index).tally_from(index, slot, p)
 
 
 def settle(index: Index, slot: Int) -> tuple[np.uint64, np.uint64]:
@@ -524,6 +548,11 @@ def _vacant(index, slot):
 @overload(tally, jit_options=OVERLOAD_NO_NRT)
 def _tally(index, slot, x, p):
     return _implementation(index, "tally")
+
+
+@overload(tally_from, jit_options=OVERLOAD_NO_NRT)
+def _tally_from(index, slot, p):
+    return _implementation(index, "tally_from")
 
 
 @overload(settle, jit_options=OVERLOAD_NO_NRT)

@@ -65,6 +65,7 @@ from ..options import MAX_MEMBERS
 from .unkeyed import settle as settle
 from .unkeyed import slot_count as slot_count
 from .unkeyed import tally as tally
+from .unkeyed import tally_from as tally_from
 from .unkeyed import vacant as vacant
 
 #: The kind's name, as ``SparseSet(index=...)`` takes it.

@@ -2,7 +2,8 @@
 
 A flat or paged slot holds a position and nothing to say whose it is, so
 garbage looks like a position: such a kind can neither tell a free slot
-(:func:`vacant`) nor keep a count in one (:func:`tally`, :func:`settle`).
+(:func:`vacant`) nor keep a count in one (:func:`tally`, :func:`tally_from`,
+:func:`settle`).
 :mod:`.flat` and :mod:`.paged` take these answers as their own; call them
 through :mod:`.kinds`, which the hash kind answers otherwise.
 """
@@ -15,6 +16,11 @@ from numba.extending import register_jitable
 def tally(index, slot, x, p):
     """0: slots hold plain positions only (no tallies, see :mod:`.hashed`)."""
     return 0
+
+
+@register_jitable
+def tally_from(index, slot, p):
+    """Nothing: no slot tallies (its callers check :func:`tally` first)."""
 
 
 @register_jitable
