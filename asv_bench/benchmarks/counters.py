@@ -22,6 +22,14 @@ rounds and prints each case's median ratio (pandas time over ``add_at``
 time), the figure issue 28 closes on::
 
     NUMBA_NUM_THREADS=1 python asv_bench/benchmarks/counters.py --rounds 7
+
+The script also takes two draws asv does not time: ``"zipf1.3"`` (numpy's
+Zipf draw with exponent 1.3, modulo ``keys``: a few keys take most
+events) and ``"scattered"`` (every event an id drawn from [0, 2**40),
+``keys`` ignored: nearly every key distinct, as in the event log of
+issue 28)::
+
+    python asv_bench/benchmarks/counters.py --keys 1000000 --draw zipf1.3 scattered
 """
 
 import argparse
@@ -47,9 +55,15 @@ SEED = 28
 @functools.cache
 def _keys(keys=1_000_000, draw="zipf", events=EVENTS):
     rng = np.random.default_rng(SEED)
+    if draw == "scattered":
+        return rng.integers(0, 2**40, events, dtype=np.int64)
     ids = rng.choice(2**40, keys, replace=False).astype(np.int64)
     if draw == "uniform":
         return ids[rng.integers(0, keys, events)]
+    if draw == "zipf1.3":
+        return ids[rng.zipf(1.3, events) % keys]
+    if draw != "zipf":
+        raise ValueError(f"draw = {draw!r}: not zipf, uniform, zipf1.3 or scattered")
     weights = 1.0 / (np.arange(keys) + 10.0)
     return ids[rng.choice(keys, events, p=weights / weights.sum())]
 
@@ -134,7 +148,9 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--events", type=int, default=EVENTS)
     parser.add_argument("--keys", type=int, nargs="*", default=KEYS)
-    parser.add_argument("--draw", nargs="*", default=DRAWS)
+    parser.add_argument(
+        "--draw", nargs="*", default=DRAWS, choices=[*DRAWS, "zipf1.3", "scattered"]
+    )
     args = parser.parse_args()
     import numba
 

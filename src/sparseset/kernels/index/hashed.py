@@ -481,7 +481,8 @@ def tally(index, slot, x, p):
     A free slot takes ``x`` with position ``p`` and a tally of one (2; -1
     if that would overfill the table, or ``p`` is NOWHERE: nothing
     stored); a slot tallying already counts one more (1); a slot holding a
-    plain position is left alone (0: the caller adds to the row). Until
+    plain position is left alone (0: the caller adds to the row, or opens a
+    count there with :func:`tally_from`). Until
     :func:`settle`, a tallying slot's word is ``(p + 1) << 32 | count``,
     which :func:`held` does not read as a position.
     """

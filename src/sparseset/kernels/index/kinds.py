@@ -251,7 +251,8 @@ def tally(index: Index, slot: np.uint64, x: Int, p: Int) -> int:
 
     Answers 2 where a free slot took ``x`` with position ``p`` and a count
     of one, 1 where the slot was counting already and counts one more, 0
-    where it holds a plain position (the caller adds to the row), and -1
+    where it holds a plain position (the caller adds to the row, or opens
+    a count there with :func:`tally_from`), and -1
     where a new ``x`` does not fit (or ``p`` is NOWHERE): nothing changed.
     A counting slot's position reads as garbage until :func:`settle`; so a
     counter's pass counts its new ids' occurrences in the one cache line
