@@ -89,6 +89,33 @@ def test_sums_that_only_the_exact_check_accepts_are_kept():
     assert store.get([1, 2])["n"].tolist() == [27, 127]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_short_batch_into_a_large_counter_is_bounded_by_the_rows_it_touches(
+    kind, monkeypatch
+):
+    """A batch far shorter than the store bounds its sums by the rows it
+    touches (no pass over the whole column): a full row it does not touch
+    needs no exact check, one it does still raises with nothing changed."""
+    store = ComponentStore({"n": "i1"}, index=kind)
+    store.add(np.arange(2_000), n=0)
+    store.set([7], n=127)
+    exact = []
+    check = ComponentStore._check_sums_exactly
+
+    def spy(self, *args):
+        exact.append(args[3])
+        return check(self, *args)
+
+    monkeypatch.setattr(ComponentStore, "_check_sums_exactly", spy)
+    assert store.add_at([3, 3, 2_500], n=40) == 1
+    assert store.get([3, 2_500, 7])["n"].tolist() == [80, 40, 127] and not exact
+    before = store["n"].tolist()
+    with pytest.raises(ValueError, match=r"the sum for ids\[0\] = 3 would be 180"):
+        store.add_at([3, 9_000, 3], n=50)
+    assert exact == ["n"]
+    assert store["n"].tolist() == before and 9_000 not in store
+
+
 def test_bad_input_raises_and_changes_nothing():
     store = ComponentStore({"n": "i4", "name": "U4", "ok": "?"})
     store.add([1])

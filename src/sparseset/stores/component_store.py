@@ -10,6 +10,7 @@ iterates ``store["pos"]`` as one contiguous array.
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
@@ -57,6 +58,10 @@ _REPEATS = 2
 _MOST_TALLIED = 1 << 32
 # An index of at most this many bytes is counted into with no lookahead.
 _IN_CACHE = 1 << 19
+# About how many rows a scan for a column's extremes reads in the time a
+# lookup of one id takes: add_at bounds a batch's sums by the rows it
+# touches where the batch is that many times shorter than the store.
+_LOOKUP_ROWS = 32
 # A long batch's first ids, sketched before the whole: whether it is worth
 # estimating at once (with its validation, in one pass), and how skewed it is.
 _PROBE = 1 << 13
@@ -118,7 +123,7 @@ def _words(column: np.ndarray) -> np.ndarray:
     Row kernels move words, not typed values, so one compiled loop serves
     every dtype.
     """
-    rows = column.reshape(column.shape[0], int(np.prod(column.shape[1:])))
+    rows = _elements(column)
     row_bytes = rows.shape[1] * column.dtype.itemsize
     word = next(size for size in _WORDS if row_bytes % size == 0)
     return rows.view(np.uint8).view(_WORDS[word])
@@ -126,7 +131,8 @@ def _words(column: np.ndarray) -> np.ndarray:
 
 def _elements(column: np.ndarray) -> np.ndarray:
     """``column`` as 2-D: a row per row, its elements in the row's order."""
-    return column.reshape(column.shape[0], int(np.prod(column.shape[1:])))
+    # math.prod: np.prod of a shape tuple costs microseconds a call.
+    return column.reshape(column.shape[0], math.prod(column.shape[1:]))
 
 
 def _nested(value: Any) -> bool:
@@ -153,6 +159,7 @@ _I64 = np.int64
 _FLOAT = frozenset({float})
 
 
+@functools.cache
 @functools.cache
 def _int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
     """The smallest and largest value of an integer dtype."""
@@ -886,24 +893,39 @@ class ComponentStore(Guarded):
         where it cannot does an exact pass group the occurrences by id.
         """
         count = arr.shape[0]
+        n = len(self)
+        # Each id's row (-1 for ids not yet members), looked up once: for a
+        # batch much shorter than the store, the rows it touches bound its
+        # sums at a fraction of a pass over the whole column.
+        positions = None
         for name, rows in values.items():
             if rows.dtype.kind not in "iu":
                 continue
-            column = _elements(self._column(name)[: len(self)])
+            column = _elements(self._column(name)[:n])
+            if count * _LOOKUP_ROWS < n:
+                if positions is None:
+                    positions = self._engine.index(arr)
+                column = column[positions[positions >= 0]]
             low, high = _int_range(column.dtype)
             top = int(column.max()) if column.size else 0
             bottom = int(column.min()) if column.size else 0
             flat = _elements(rows)
             times = count if flat.shape[0] == 1 else 1
-            up = int(flat.clip(min=0).sum(dtype=np.float64)) * times
-            down = int(flat.clip(max=0).sum(dtype=np.float64)) * times
+            if flat.size == 1:
+                # One value for every occurrence (a count): no numpy calls.
+                one = int(flat[0, 0])
+                up, down = max(one, 0) * times, min(one, 0) * times
+            else:
+                up = int(flat.clip(min=0).sum(dtype=np.float64)) * times
+                down = int(flat.clip(max=0).sum(dtype=np.float64)) * times
             # Float sums are inexact: a margin of one part in 2**20 covers
             # the rounding of up to 2**30 additions.
             slack = (abs(up) + abs(down)) // 2**20 + 1
             fits_up = max(top, 0) + up + slack <= high
             if fits_up and min(bottom, 0) + down - slack >= low:
                 continue
-            positions = self._engine.index(arr)  # -1 for ids not yet members
+            if positions is None:
+                positions = self._engine.index(arr)
             every = np.broadcast_to(flat, (count, flat.shape[1]))
             self._check_sums_exactly(arr, scalar, source, name, every, positions)
 
