@@ -400,6 +400,29 @@ def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypat
         assert counts.data.tolist() == [want[k] for k in counts.ids.tolist()]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_short_batch_grows_for_every_id_it_holds_without_an_estimate(
+    kind, monkeypatch
+):
+    """A batch of at most a first room's ids costs no sketch: a new counter
+    grows for all of them, and one with members for all it has left."""
+    import sparseset.kernels as kernels_module
+
+    calls = []
+    monkeypatch.setattr(
+        kernels_module, "distinct_estimate", lambda *args: calls.append(args)
+    )
+    rng = np.random.default_rng(9)
+    keys = rng.choice(ID_RANGE[kind], 5_000, replace=False)
+    counts = SparseMap("i8", index=kind)
+    for batch in (keys[:4_096], keys[rng.integers(0, 5_000, 4_000)]):
+        counts.add_at(batch, 1)
+    assert not calls
+    want = Counter(keys[:4_096].tolist())
+    want.update(batch.tolist())
+    assert dict(counts.items()) == dict(want)
+
+
 def test_values_read_from_the_column_itself_are_read_as_they_were():
     store = ComponentStore({"n": "i8"})
     store.add([1, 2, 3], n=[10, 20, 30])

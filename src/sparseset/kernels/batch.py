@@ -631,11 +631,16 @@ def distinct_estimate(ids, start, stop):
             if rank > registers[r]:
                 registers[r] = rank
     size = float(registers.shape[0])
-    total = 0.0
-    empty = 0
+    # How many registers hold each rank, then one power per rank: a power
+    # per register would cost more than sketching a short batch.
+    # (Ranks run to 64 - ESTIMATE_BITS + 1, the stop bit's.)
+    ranks = np.zeros(64, np.int64)
     for r in range(registers.shape[0]):
-        total += 2.0 ** -float(registers[r])
-        empty += registers[r] == 0
+        ranks[registers[r]] += 1
+    total = 0.0
+    for value in range(ranks.shape[0]):
+        total += ranks[value] * 2.0**-value
+    empty = ranks[0]
     estimate = 0.7213 / (1.0 + 1.079 / size) * size * size / total
     if estimate <= 2.5 * size and empty > 0:
         estimate = size * np.log(size / empty)

@@ -854,6 +854,10 @@ class ComponentStore(Guarded):
                 guessed = True
                 members = _FIRST_ROOM
                 tallies = countable
+            elif not members and arr.shape[0] - stop <= _FIRST_ROOM:
+                # A short batch: room for every id it has left costs less
+                # than estimating how many are distinct.
+                members = m + arr.shape[0] - stop
             elif not members or (guessed and m >= members):
                 members_before_room, guessed = guessed, False
                 # The whole batch past a first room: its distinct ids and
