@@ -591,8 +591,9 @@ def distinct_estimate(ids, start, stop):
     What a batch's distinct ids will need is unknown until they are
     counted; this sizes a table for them in one pass over the ids, where
     growing by doubling would rehash every member a second time. The
-    bounds ride along at no cost, so that a batch estimated before it is
-    validated is read once for both (see ``ComponentStore.add_at``).
+    bounds ride along in the vectorised loop (a min and a max), so that a
+    batch estimated before it is validated is read once for both (see
+    ``ComponentStore.add_at``).
 
     Examples
     --------
