@@ -24,6 +24,7 @@ SCRIPT = textwrap.dedent(
     import threading
     import numpy as np
     from sparseset import kernels
+    from sparseset.kernels.index import hashed
     from sparseset.kernels import ACCUMULATE_TUNING, DISCARD_TUNING, NO_POSITIONS
     from sparseset.kernels import candidates_for
 
@@ -58,6 +59,21 @@ SCRIPT = textwrap.dedent(
         for p in range(left):
             x = dense[p]
             assert counts[p, 0] == expected[np.searchsorted(keys, x)]
+        # A hash index made for the batch: the loop that trusts it, then
+        # (a second batch) the one that counts in its slots.
+        index = hashed.room(hashed.empty(seed=1), 0, size // 2, 0)
+        counts[:] = 0
+        one = (counts, np.ones((1, 1), np.int32))
+        for exact, tallies in ((True, False), (False, True)):
+            n, stop = kernels.upsert_accumulate(
+                index, dense, 0 if exact else n, ids, sums if exact else (one,),
+                NO_POSITIONS, 0, exact, tallies, ring, ahead,
+            )
+            assert stop == -1
+        order = np.argsort(dense[:n])
+        assert (dense[:n][order] == keys).all()
+        assert (counts[:n, 0][order] == 2 * expected).all()
+        assert (weights[:n, 1][order] == expected).all()
         return n
 
     rng = np.random.default_rng(28)

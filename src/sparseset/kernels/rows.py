@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 from numpy.typing import NDArray
 
 from .. import config
@@ -83,7 +84,6 @@ def candidates_for(ahead: int) -> NDArray[np.uint64]:
     return np.empty(length, np.uint64)
 
 
-@typed_njit(**NO_NRT)
 def upsert_accumulate(
     sparse: Index,
     dense: IntArray,
@@ -159,91 +159,162 @@ def upsert_accumulate(
     >>> dense[:2].tolist(), n_col[:2, 0].tolist(), w_col[:2, 1].tolist()
     ([5, 2], [3, 1], [1.5, 0.5])
     """
-    count = ids.shape[0]
-    m = n
-    if start >= count:
-        return m, -1
-    record = positions.shape[0] != 0
-    trusted = exact and keyed(sparse)
-    rows = np.uint64(dense.shape[0])
-    last = np.uint64(count - 1)
-    mask = np.uint64(candidates.shape[0] - 1)
-    near = np.uint64(ahead // 2)
-    first = np.uint64(start)
-    # The pipeline's first stages for the ids its first steps take.
+    # Three compiled loops, chosen here, not in compiled code: a first call
+    # compiles only the loop it runs.
+    if start >= ids.shape[0]:
+        return n, -1
+    if tallies and keyed(sparse) and positions.shape[0] == 0:
+        return _count_in_slots(sparse, dense, n, ids, sums, start, exact, ahead)
+    loop = _accumulate_trusting if exact and keyed(sparse) else _accumulate_confirming
+    return loop(sparse, dense, n, ids, sums, positions, start, candidates, ahead)
+
+
+@register_jitable
+def _fill_pipeline(
+    sparse: Index, ids: IntArray, first: Any, last: Any, ahead: int
+) -> None:
+    """The pipeline's first stages: prefetch the slots of the ids its first
+    ``ahead`` steps take."""
     for k in range(first, min(first + np.uint64(ahead), last + np.uint64(1))):
         prefetch_slot(sparse, ids[k])
-    if tallies and keyed(sparse) and not record:
-        stop = np.int64(-1)
-        for k in range(first, last + np.uint64(1)):
-            if ahead:
-                prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
-            x = ids[k]
-            slot = locate(sparse, x)
-            free = np.uint64(m) if np.uint64(m) < rows else np.uint64(NOWHERE)
-            counted = tally(sparse, slot, x, free)
-            if counted == 2:
+
+
+@typed_njit(**NO_NRT)
+def _count_in_slots(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    ids: IntArray,
+    sums: tuple[Sum, ...],
+    start: int,
+    exact: bool,
+    ahead: int,
+) -> tuple[Int, Int]:
+    """:func:`upsert_accumulate` with ``tallies``, on a keyed index: every
+    id counts in its slot until the pass settles."""
+    trusted = exact
+    m = n
+    rows = np.uint64(dense.shape[0])
+    last = np.uint64(ids.shape[0] - 1)
+    first = np.uint64(start)
+    _fill_pipeline(sparse, ids, first, last, ahead)
+    stop = np.int64(-1)
+    for k in range(first, last + np.uint64(1)):
+        if ahead:
+            prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+        x = ids[k]
+        slot = locate(sparse, x)
+        free = np.uint64(m) if np.uint64(m) < rows else np.uint64(NOWHERE)
+        counted = tally(sparse, slot, x, free)
+        if counted == 2:
+            dense[np.uint64(m)] = x
+            m += 1
+        elif counted == 0:
+            # A plain position: a member's, which counts in its slot
+            # from here on, or (unless exact) one left stale, whose id
+            # is new. dense tells them apart once per id, not per step.
+            row = held(sparse, slot, x)
+            if not trusted and confirm(dense, m, row, x) < 0:
+                if free == np.uint64(NOWHERE):
+                    stop = np.int64(k)
+                    break
+                row = np.uint32(m)
                 dense[np.uint64(m)] = x
                 m += 1
-            elif counted == 0:
-                # A plain position: a member's, which counts in its slot
-                # from here on, or (unless exact) one left stale, whose id
-                # is new. dense tells them apart once per id, not per step.
-                row = held(sparse, slot, x)
-                if not trusted and confirm(dense, m, row, x) < 0:
-                    if free == np.uint64(NOWHERE):
-                        stop = np.int64(k)
-                        break
-                    row = np.uint32(m)
-                    dense[np.uint64(m)] = x
-                    m += 1
-                tally_from(sparse, slot, row)
-            elif counted < 0:
-                stop = np.int64(k)
-                break
-        for each in range(slot_count(sparse)):
-            settled, times = settle(sparse, each)
-            # Rows from before the pass add; its own are written, unread.
-            if times and settled >= np.uint64(n):
-                put_sum_times(sums, settled, times)
-            elif times:
-                add_sum_times(sums, settled, times)
-        return m, stop
-    if trusted:
-        # The ring holds the slots looked up, not candidates: an id found
-        # absent then claims its slot as it stands, with no second probe,
-        # unless another id took that slot since.
-        for k in range(first, min(first + near, last + np.uint64(1))):
-            candidates[k & mask] = locate(sparse, ids[k])
-        for k in range(first, last + np.uint64(1)):
-            prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
-            j = min(k + near, last)
-            ahead_id = ids[j]
-            slot = locate(sparse, ahead_id)
-            candidates[j & mask] = slot
-            found = np.uint64(held(sparse, slot, ahead_id))
-            prefetch_sum_rows(sums, found if found < np.uint64(m) else np.uint64(0))
-            x = ids[k]
-            slot = candidates[k & mask]
-            p = np.int64(held(sparse, slot, x))
-            fresh = False
+            tally_from(sparse, slot, row)
+        elif counted < 0:
+            stop = np.int64(k)
+            break
+    for each in range(slot_count(sparse)):
+        settled, times = settle(sparse, each)
+        # Rows from before the pass add; its own are written, unread.
+        if times and settled >= np.uint64(n):
+            put_sum_times(sums, settled, times)
+        elif times:
+            add_sum_times(sums, settled, times)
+    return m, stop
+
+
+@typed_njit(**NO_NRT)
+def _accumulate_trusting(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    ids: IntArray,
+    sums: tuple[Sum, ...],
+    positions: IntArray,
+    start: int,
+    candidates: NDArray[np.uint64],
+    ahead: int,
+) -> tuple[Int, Int]:
+    """:func:`upsert_accumulate` on a keyed index it may trust (``exact``):
+    a slot's answer is the id's position, with no look at ``dense``."""
+    m = n
+    rows = np.uint64(dense.shape[0])
+    last = np.uint64(ids.shape[0] - 1)
+    first = np.uint64(start)
+    _fill_pipeline(sparse, ids, first, last, ahead)
+    record = positions.shape[0] != 0
+    mask = np.uint64(candidates.shape[0] - 1)
+    near = np.uint64(ahead // 2)
+    # The ring holds the slots looked up, not candidates: an id found
+    # absent then claims its slot as it stands, with no second probe,
+    # unless another id took that slot since.
+    for k in range(first, min(first + near, last + np.uint64(1))):
+        candidates[k & mask] = locate(sparse, ids[k])
+    for k in range(first, last + np.uint64(1)):
+        prefetch_slot(sparse, ids[min(k + np.uint64(ahead), last)])
+        j = min(k + near, last)
+        ahead_id = ids[j]
+        slot = locate(sparse, ahead_id)
+        candidates[j & mask] = slot
+        found = np.uint64(held(sparse, slot, ahead_id))
+        prefetch_sum_rows(sums, found if found < np.uint64(m) else np.uint64(0))
+        x = ids[k]
+        slot = candidates[k & mask]
+        p = np.int64(held(sparse, slot, x))
+        fresh = False
+        if p == np.int64(NOWHERE):
+            if np.uint64(m) == rows:
+                return m, np.int64(k)
+            if not vacant(sparse, slot):
+                slot = locate(sparse, x)
+                p = np.int64(held(sparse, slot, x))
             if p == np.int64(NOWHERE):
-                if np.uint64(m) == rows:
+                if not store(sparse, slot, x, m):
                     return m, np.int64(k)
-                if not vacant(sparse, slot):
-                    slot = locate(sparse, x)
-                    p = np.int64(held(sparse, slot, x))
-                if p == np.int64(NOWHERE):
-                    if not store(sparse, slot, x, m):
-                        return m, np.int64(k)
-                    dense[np.uint64(m)] = x
-                    p = np.int64(m)
-                    m += 1
-                    fresh = True
-            if record:
-                positions[k] = p
-            add_sum_row(sums, np.uint64(p), k, fresh)
-        return m, -1
+                dense[np.uint64(m)] = x
+                p = np.int64(m)
+                m += 1
+                fresh = True
+        if record:
+            positions[k] = p
+        add_sum_row(sums, np.uint64(p), k, fresh)
+    return m, -1
+
+
+@typed_njit(**NO_NRT)
+def _accumulate_confirming(
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    ids: IntArray,
+    sums: tuple[Sum, ...],
+    positions: IntArray,
+    start: int,
+    candidates: NDArray[np.uint64],
+    ahead: int,
+) -> tuple[Int, Int]:
+    """:func:`upsert_accumulate` on any index: ``dense`` proves each
+    candidate the index answers."""
+    m = n
+    rows = np.uint64(dense.shape[0])
+    last = np.uint64(ids.shape[0] - 1)
+    first = np.uint64(start)
+    _fill_pipeline(sparse, ids, first, last, ahead)
+    record = positions.shape[0] != 0
+    mask = np.uint64(candidates.shape[0] - 1)
+    near = np.uint64(ahead // 2)
     for k in range(first, min(first + near, last + np.uint64(1))):
         candidates[k & mask] = lookup(sparse, ids[k])
     for k in range(first, last + np.uint64(1)):

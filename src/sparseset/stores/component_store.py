@@ -883,8 +883,13 @@ class ComponentStore(Guarded):
         the index was made anew. Such an index holds ``dense[:m]`` alone:
         :func:`~sparseset.kernels.upsert_accumulate` may trust it from then
         on where the kind keeps keys (a new counter's)."""
+        engine = self._engine
         before = self._state().sparse
-        self._engine.make_room(m, members, top)
+        engine.make_room(m, members, top)
+        if engine.kind.module.KEYED and engine.capacity < members:
+            # make_room grew a full dense alone: the index too, so that the
+            # next pass trusts it from its first id.
+            engine.make_room(m, members, top)
         return self._state().sparse is not before
 
     def _check_sums(
