@@ -1368,10 +1368,13 @@ def test_upsert_accumulate_stops_when_full_and_resumes(
     is full the kernel stops at the first id it cannot take, with
     everything before it counted, and a call from there finishes the job.
     Columns and ``dense`` are exactly as long as needed (bounds-checked).
-    A new index holds no stale entry, so ``exact`` changes nothing (a flat
-    or paged one, holding garbage, is never trusted)."""
+    With ``exact`` the kernel takes the index's answers as they are: a new
+    hash index holds no stale entry, a flat one is filled with NOWHERE
+    first as the promise asks, and a paged one is never trusted."""
     arr = np.array(ids, np.int64)
     index = KINDS[kind].sized(61, 61)
+    if exact and kind == "flat":
+        index.fill(kernels.options.NOWHERE)
     dense = np.empty(room, KINDS[kind].id_dtype)
     count = np.full((room, 1), -9, np.int64)  # garbage until a row is claimed
     weight = np.full((room, 2), -9.0)
@@ -1438,6 +1441,8 @@ def test_upsert_accumulate_tallying_in_slots_sums_as_adding_does(
     arr = np.array(ids, np.int64)
     old = list(dict.fromkeys(before))
     index = KINDS[kind].sized(61, len(old) + spare + len(stale))
+    if exact and kind == "flat":
+        index.fill(kernels.options.NOWHERE)  # what exact promises of a flat index
     dense = np.empty(len(old) + room, KINDS[kind].id_dtype)
     count = np.full((dense.shape[0], 1), -9, np.int64)
     pair = np.full((dense.shape[0], 2), -9, np.int16)
@@ -1520,6 +1525,29 @@ def test_upsert_accumulate_tallying_counts_ids_left_stale_in_the_index_as_new():
     times = Counter(ids.tolist())
     assert count[:m, 0].tolist() == [100 * (x in (5, 6)) + times[x] for x in order]
     assert [int(kinds.lookup(index, x)) for x in order] == list(range(6))
+
+
+def test_upsert_accumulate_refuses_a_ring_too_short_for_its_lookahead():
+    """A lookup ring shorter than ``ahead // 2`` would hand an id another's
+    candidate (which an exact flat index would trust): refused, at once."""
+    sparse = np.full(8, kernels.options.NOWHERE, np.uint32)
+    dense = np.empty(8, np.int32)
+    count = np.zeros((8, 1), np.int64)
+    with pytest.raises(ValueError, match="candidates holds 16 lookups, ahead = 96"):
+        kernels.upsert_accumulate(
+            sparse,
+            dense,
+            0,
+            np.array([1, 2]),
+            ((count, np.ones((1, 1), np.int64)),),
+            kernels.NO_POSITIONS,
+            0,
+            True,
+            False,
+            kernels.candidates_for(31),
+            96,
+        )
+    assert not count.any()
 
 
 @pytest.mark.parametrize("distinct", [1, 7, 100, 5_000, 200_000])

@@ -367,6 +367,40 @@ def test_a_batch_longer_than_a_hash_counter_has_slots_counts_members_in_them(
         assert counts.index(counts.ids).tolist() == list(range(len(counts)))
 
 
+@pytest.mark.boundscheck
+@pytest.mark.parametrize("span", [20_000, 400_000])
+def test_a_flat_counter_trusts_its_index_where_it_filled_it(span, monkeypatch):
+    """A flat counter whose index has no more slots than the batch has ids
+    fills it with NOWHERE when it grows, and counts trusting it (no read
+    of ``dense`` per id), across a first room, a fresh start and growth
+    for ids past the index; one whose index is longer than the batch
+    confirms every candidate as before. Both count exactly."""
+    import sparseset.kernels as kernels_module
+
+    accumulate = kernels_module.upsert_accumulate
+    exact = []
+
+    def spy(*args):
+        exact.append(args[7])
+        return accumulate(*args)
+
+    monkeypatch.setattr(kernels_module, "upsert_accumulate", spy)
+    rng = np.random.default_rng(4)
+    keys = rng.choice(span, 6_000, replace=False)
+    # Small ids first (a small index), the largest last (it must grow).
+    ids = np.r_[np.sort(keys)[rng.integers(0, 3_000, 40_000)], keys]
+    counts = SparseMap("i8")
+    before = rng.choice(span, 100, replace=False)
+    counts.add_at(before, 5)
+    exact.clear()
+    assert counts.add_at(ids, 1) == len(set(ids.tolist()) - set(before.tolist()))
+    want = Counter(ids.tolist())
+    want.update({int(k): 5 for k in before})
+    assert dict(counts.items()) == dict(want)
+    assert counts.index(counts.ids).tolist() == list(range(len(counts)))
+    assert any(exact) == (span < ids.shape[0])
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypatch):
     """A new counter first grows for a few thousand keys: a long batch that

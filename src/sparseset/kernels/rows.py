@@ -121,13 +121,16 @@ def upsert_accumulate(
     now in cache) and prefetches that candidate's ``dense`` entry and
     rows; the id itself is then proven a member by ``dense`` at its
     candidate, or claimed (new, or appended since its lookup). With
-    ``exact``, the caller promises the index was rebuilt from ``dense``
-    since it last changed otherwise than by this kernel's claims; where
-    the kind is :func:`~.kinds.keyed` a slot's answer is then trusted as
-    it is, and ``dense`` is neither prefetched nor read per id: one cache
-    miss fewer per id in a large counter. The ring then keeps the slots
-    looked up, so that a new id claims its slot with no second probe
-    (unless another id took it since: :func:`~.kinds.vacant`).
+    ``exact``, the caller promises that every slot the batch's ids reach
+    holds its id's position or says it holds none, and has changed since
+    only by this kernel's claims: a :func:`~.kinds.keyed` index rebuilt
+    from ``dense``, or a flat one filled with NOWHERE before the members'
+    positions went in (never a paged one). A slot's answer is then
+    trusted as it is, and ``dense`` is neither prefetched nor read per id:
+    one cache miss fewer per id in a large counter. For a keyed index the
+    ring then keeps the slots looked up, so that a new id claims its slot
+    with no second probe (unless another id took it since:
+    :func:`~.kinds.vacant`).
 
     With ``tallies`` (and no ``positions`` to record), a keyed index
     counts each id's occurrences in the slot it looks the id up in: a new
@@ -163,10 +166,23 @@ def upsert_accumulate(
     # compiles only the loop it runs.
     if start >= ids.shape[0]:
         return n, -1
+    # No promise makes a paged index exact: its unwritten leaves are garbage.
+    exact = exact and (keyed(sparse) or isinstance(sparse, np.ndarray))
     if tallies and keyed(sparse) and positions.shape[0] == 0:
         return _count_in_slots(sparse, dense, n, ids, sums, start, exact, ahead)
-    loop = _accumulate_trusting if exact and keyed(sparse) else _accumulate_confirming
-    return loop(sparse, dense, n, ids, sums, positions, start, candidates, ahead)
+    if candidates.shape[0] <= ahead // 2:
+        # The ring would hand an id another's lookup.
+        raise ValueError(
+            f"candidates holds {candidates.shape[0]} lookups, ahead = {ahead} "
+            "needs more: make it with candidates_for(ahead)"
+        )
+    if exact and keyed(sparse):
+        return _accumulate_trusting(
+            sparse, dense, n, ids, sums, positions, start, candidates, ahead
+        )
+    return _accumulate_confirming(
+        sparse, dense, n, ids, sums, positions, start, exact, candidates, ahead
+    )
 
 
 @register_jitable
@@ -302,11 +318,14 @@ def _accumulate_confirming(
     sums: tuple[Sum, ...],
     positions: IntArray,
     start: int,
+    exact: bool,
     candidates: NDArray[np.uint64],
     ahead: int,
 ) -> tuple[Int, Int]:
     """:func:`upsert_accumulate` on any index: ``dense`` proves each
-    candidate the index answers."""
+    candidate the index answers, unless ``exact`` (an unkeyed index whose
+    every slot holds its id's position or NOWHERE): then a candidate below
+    ``m`` is the id's, read from no ``dense`` entry."""
     m = n
     rows = np.uint64(dense.shape[0])
     last = np.uint64(ids.shape[0] - 1)
@@ -325,10 +344,17 @@ def _accumulate_confirming(
         found = np.uint64(lookup(sparse, ids[min(j, last)]))
         candidates[j & mask] = found
         c = found if found < np.uint64(m) else np.uint64(0)
-        prefetch(dense, c)
+        if not exact:
+            prefetch(dense, c)
         prefetch_sum_rows(sums, c)
         x = ids[k]
-        p = np.int64(confirm(dense, m, candidates[k & mask], x))
+        candidate = candidates[k & mask]
+        if exact:
+            # Looked up near steps ago: a slot changes in the pass only by
+            # its own id's claim, from NOWHERE, which the claim below finds.
+            p = np.int64(candidate) if candidate < np.uint64(m) else np.int64(-1)
+        else:
+            p = np.int64(confirm(dense, m, candidate, x))
         fresh = False
         if p < 0:
             if np.uint64(m) == rows:

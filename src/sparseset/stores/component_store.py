@@ -58,6 +58,9 @@ _REPEATS = 2
 _MOST_TALLIED = 1 << 32
 # An index of at most this many bytes is counted into with no lookahead.
 _IN_CACHE = 1 << 19
+# A flat slot's "no position" (kernels.options.NOWHERE), filled in where
+# add_at may then trust the index (see ComponentStore._grow).
+_NO_SLOT = int(kernels.options.NOWHERE)
 # About how many rows a scan for a column's extremes reads in the time a
 # lookup of one id takes: add_at bounds a batch's sums by the rows it
 # touches where the batch is that many times shorter than the store.
@@ -791,10 +794,10 @@ class ComponentStore(Guarded):
         stamps = self._clock is not None
         positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
         (ahead,) = kernels.ACCUMULATE_TUNING
-        candidates = kernels.candidates_for(ahead)
+        candidates = kernels.candidates_for(ahead * _SKEWED_AHEAD)
         start = m = state.n
         stop = members = 0
-        rebuilt = guessed = tallies = False
+        exact = guessed = tallies = False
         flats = {}
         for name, rows in values.items():
             flat = _elements(rows)
@@ -813,7 +816,7 @@ class ComponentStore(Guarded):
         if survey.distinct is not None:
             members = start + survey.distinct + 1
             tallies = countable and arr.shape[0] >= _REPEATS * survey.distinct
-            rebuilt = self._make_room(m, members, top)
+            exact = self._grow(m, members, top, arr.shape[0], exact)
         elif kind.KEYED and arr.shape[0] >= int(kind.slot_count(state.sparse)):
             # A batch at least as long as the index has slots counts in them
             # from the start: the sweep that settles them costs less than
@@ -828,9 +831,7 @@ class ComponentStore(Guarded):
             # overlap: looking ahead would only cost its hashing. (The
             # other loops keep their lookahead: they read each id's
             # lookup back from a ring ahead / 2 steps later.)
-            if not tallies:
-                distance = ahead
-            elif index_nbytes(state.sparse) <= _IN_CACHE:
+            if tallies and kind.KEYED and index_nbytes(state.sparse) <= _IN_CACHE:
                 distance = 0
             else:
                 distance = ahead * _SKEWED_AHEAD if survey.skewed else ahead
@@ -842,7 +843,7 @@ class ComponentStore(Guarded):
                 sums or _NO_SUMS,
                 positions,
                 stop,
-                rebuilt,
+                exact,
                 tallies,
                 candidates,
                 distance,
@@ -871,26 +872,46 @@ class ComponentStore(Guarded):
                     # A new counter starts the batch again in tables sized
                     # for it, where every id it meets is new: the first
                     # room's ids would otherwise add to rows in a pass
-                    # whose other ids count in slots.
+                    # whose other ids count in slots. The index's entries
+                    # for those ids are stale from here.
                     m = stop = 0
+                    exact = False
                 tallies = countable and arr.shape[0] - stop >= _REPEATS * estimate
             elif m >= members:
                 members = 2 * m
-            rebuilt = self._make_room(m, members, top) or rebuilt
+            exact = self._grow(m, members, top, arr.shape[0], exact)
 
-    def _make_room(self, m: int, members: int, top: int) -> bool:
-        """Grow for ``members`` (``m`` in now, ids up to ``top``); whether
-        the index was made anew. Such an index holds ``dense[:m]`` alone:
-        :func:`~sparseset.kernels.upsert_accumulate` may trust it from then
-        on where the kind keeps keys (a new counter's)."""
+    def _grow(self, m: int, members: int, top: int, count: int, exact: bool) -> bool:
+        """Grow for ``members`` (``m`` in now, ids up to ``top``, a batch of
+        ``count`` ids); whether the index answers every id exactly from
+        here (``exact`` of :func:`~sparseset.kernels.upsert_accumulate`),
+        as it did before (``exact``) if it was not made anew.
+
+        A keyed index made anew holds ``dense[:m]`` alone. A flat one holds
+        garbage past them (and stale positions where a batch started
+        again): it is filled with NOWHERE and given their positions again
+        where it has no more slots than the batch has ids (the fill then
+        costs less than the reads of ``dense`` it spares).
+        """
         engine = self._engine
-        before = self._state().sparse
+        state = self._state()
+        before = state.sparse
         engine.make_room(m, members, top)
-        if engine.kind.module.KEYED and engine.capacity < members:
+        keyed = engine.kind.module.KEYED
+        if keyed and engine.capacity < members:
             # make_room grew a full dense alone: the index too, so that the
             # next pass trusts it from its first id.
             engine.make_room(m, members, top)
-        return self._state().sparse is not before
+        sparse = state.sparse
+        if exact and sparse is before:
+            return True
+        if keyed:
+            return sparse is not before
+        if isinstance(sparse, np.ndarray) and sparse.shape[0] <= count:
+            sparse.fill(_NO_SLOT)
+            sparse[state.dense[:m]] = np.arange(m, dtype=sparse.dtype)
+            return True
+        return False
 
     def _check_sums(
         self, arr: np.ndarray, scalar: bool, source: Any, values: dict[str, np.ndarray]
