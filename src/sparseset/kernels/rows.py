@@ -208,7 +208,6 @@ def _count_in_slots(
 ) -> tuple[Int, Int]:
     """:func:`upsert_accumulate` with ``tallies``, on a keyed index: every
     id counts in its slot until the pass settles."""
-    trusted = exact
     m = n
     rows = np.uint64(dense.shape[0])
     last = np.uint64(ids.shape[0] - 1)
@@ -230,7 +229,7 @@ def _count_in_slots(
             # from here on, or (unless exact) one left stale, whose id
             # is new. dense tells them apart once per id, not per step.
             row = held(sparse, slot, x)
-            if not trusted and confirm(dense, m, row, x) < 0:
+            if not exact and confirm(dense, m, row, x) < 0:
                 if free == np.uint64(NOWHERE):
                     stop = np.int64(k)
                     break
