@@ -15,6 +15,7 @@ name (env: ``SPARSESET_`` +)    default    range       what it tunes
 ``DENSE_PREFETCH_AHEAD``        32         0 - 1024    lookup: dense prefetch
 ``ADD_PREFETCH_AHEAD``          32         0 - 1024    add, join: slot prefetch
 ``HASH_PREFETCH_AHEAD``         32         0 - 1024    hash: bucket prefetch
+``COUNT_PREFETCH_AHEAD``        64         0 - 1024    add_at: slot prefetch
 ``HASH_MAX_LOAD_PERCENT``       50         1 - 95      hash table fill limit
 ``PAGED_PARTIAL_MAX``           256        1 - 4096    paged: leaf size limit
 ``PAGED_FULL_AT``               64         1 - 4096    paged: leaf ids limit
@@ -186,6 +187,12 @@ DENSE_PREFETCH_AHEAD: Final = _tunable("DENSE_PREFETCH_AHEAD", 32, 0, 1024)
 ADD_PREFETCH_AHEAD: Final = _tunable("ADD_PREFETCH_AHEAD", 32, 0, 1024)
 #: How many ids ahead a hash index's batch lookup prefetches home buckets.
 HASH_PREFETCH_AHEAD: Final = _tunable("HASH_PREFETCH_AHEAD", 32, 0, 1024)
+#: How many ids ahead a counter's pass (``add_at``) on a flat or hash index
+#: prefetches slots (three times as far for a skewed batch; a paged index
+#: takes ``ADD_PREFETCH_AHEAD``). A counting step waits on a slot and a row
+#: where an add's waits on a slot: further ahead, more of those misses are
+#: in flight at once.
+COUNT_PREFETCH_AHEAD: Final = _tunable("COUNT_PREFETCH_AHEAD", 64, 0, 1024)
 
 # -- index kinds (sparseset.kernels.index) -----------------------------------
 
@@ -249,6 +256,7 @@ __all__ = [
     "BENCH_SLOW_REPEATS",
     "BITMAP_BYTES_PER_ID",
     "BITMAP_MEMBERS_PER_PROBE",
+    "COUNT_PREFETCH_AHEAD",
     "DENSE_PREFETCH_AHEAD",
     "DISTRIBUTED_SHARDS",
     "HASH_MAX_LOAD_PERCENT",
