@@ -23,6 +23,7 @@ empty set, so nothing is ever read or written outside the arrays.
 """
 
 import numpy as np
+from numba.extending import register_jitable
 from numpy.typing import NDArray
 
 from .array_types import FlatIndex, Int, IntArray, typed_njit
@@ -101,9 +102,15 @@ def row_size(sizes: IntArray, k: Int) -> np.int64:
     return np.int64(sizes[k])
 
 
-@typed_njit(**NO_NRT)
+@register_jitable(inline="always")
 def undo(sizes: IntArray, trail: IntArray, start: Int, stop: Int) -> None:
     """Restore the removals ``trail[start:stop]``, newest first.
+
+    Inlined where numba compiles it, as :func:`roll_back` is: a call of
+    its own, which LLVM inlines or not by the target CPU's cost model,
+    would leave its error status unknown to a twin's rollback, and with it
+    a reference to the state taken and dropped around every rollback of a
+    search.
 
     Examples
     --------
@@ -116,7 +123,7 @@ def undo(sizes: IntArray, trail: IntArray, start: Int, stop: Int) -> None:
         sizes[trail[np.uint64(t)]] += 1
 
 
-@typed_njit(**NO_NRT)
+@register_jitable(inline="always")
 def roll_back(
     sizes: IntArray,
     trail: IntArray,
@@ -134,14 +141,18 @@ def roll_back(
     or the old ones (nothing undone) for a checkpoint that is no longer
     live, so the caller stores them without a branch.
 
+    Inlined where numba compiles it (a twin's ``rollback``), for the
+    reason :func:`undo` gives; the examples run it as plain Python.
+
     Examples
     --------
     >>> import numpy as np
     >>> from sparseset.kernels.marks import empty_marks, put_mark
     >>> marks = empty_marks(); depth = put_mark(marks, 0, 1, 0, 0)
     >>> sizes = np.array([1, 1]); trail = np.array([0, 1, 0])
-    >>> roll_back(sizes, trail, 3, marks, depth, 0, 0, 0), sizes.tolist()
-    ((1, 1, True), [2, 2])
+    >>> count, serial, live = roll_back(sizes, trail, 3, marks, depth, 0, 0, 0)
+    >>> int(count), int(serial), live, sizes.tolist()
+    (1, 1, True, [2, 2])
     >>> roll_back(sizes, trail, 1, marks, depth, 0, 0, 9)  # wrong stamp
     (1, 1, False)
     """
