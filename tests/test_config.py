@@ -36,7 +36,7 @@ def run_python(code: str, cache: str, **env: str) -> subprocess.CompletedProcess
 
 def test_every_upper_case_name_but_the_prefix_and_registry_is_a_tunable():
     names = {n for n in vars(config) if n.isupper() and not n.startswith("_")}
-    assert names - {"PREFIX", "TUNABLES"} == set(TUNABLES)
+    assert names - {"PREFIX", "TUNABLES", "HOST_CPU"} == set(TUNABLES)
 
 
 @pytest.mark.parametrize("name", sorted(TUNABLES))
@@ -53,11 +53,20 @@ def test_each_tunable_is_read_from_its_variable_and_documented(name):
         line for line in (config.__doc__ or "").splitlines() if f"``{name}``" in line
     ]
     assert len(rows) == 1, f"{name} has no row in config's table"
-    assert rows[0].split()[1] == str(tunable.default)
+    # (A default that follows the CPU is written "32/64": this CPU's is one.)
+    assert str(tunable.default) in rows[0].split()[1].split("/")
     # ... and a comment above its assignment says what it does.
     source = Path(config.__file__).read_text()
     at = source.index(f"\n{name}: Final")
     assert source[:at].rstrip().splitlines()[-1].startswith("#:")
+
+
+def test_the_add_lookahead_defaults_to_64_on_zen_cores_and_32_elsewhere():
+    from llvmlite import binding
+
+    assert binding.get_host_cpu_name() == config.HOST_CPU
+    zen = config.HOST_CPU.startswith("znver")
+    assert TUNABLES["ADD_PREFETCH_AHEAD"].default == (64 if zen else 32)
 
 
 @pytest.mark.parametrize(

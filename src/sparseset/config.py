@@ -13,9 +13,8 @@ name (env: ``SPARSESET_`` +)    default    range       what it tunes
 ``PARALLEL_THRESHOLD``          131072     >= 1        lookups on all threads
 ``LOOKUP_CHUNK``                4096       1 - 2**24   ids per chunk of a batch
 ``DENSE_PREFETCH_AHEAD``        32         0 - 1024    lookup: dense prefetch
-``ADD_PREFETCH_AHEAD``          32         0 - 1024    add, join: slot prefetch
+``ADD_PREFETCH_AHEAD``          32/64      0 - 1024    add, join: slot prefetch
 ``HASH_PREFETCH_AHEAD``         32         0 - 1024    hash: bucket prefetch
-``COUNT_PREFETCH_AHEAD``        64         0 - 1024    add_at: slot prefetch
 ``HASH_MAX_LOAD_PERCENT``       50         1 - 95      hash table fill limit
 ``PAGED_PARTIAL_MAX``           256        1 - 4096    paged: leaf size limit
 ``PAGED_FULL_AT``               64         1 - 4096    paged: leaf ids limit
@@ -28,6 +27,10 @@ name (env: ``SPARSESET_`` +)    default    range       what it tunes
 ``BENCH_PYTHON_CAP``            100000     >= 1        bench: Python loops' n
 ``BENCH_SLOW_REPEATS``          3          >= 1        bench: Python repeats
 ==============================  =========  ==========  ==========================
+
+A default written ``32/64`` follows the host CPU as LLVM names it
+(:data:`HOST_CPU`): the second on AMD's Zen cores (``znver1`` to
+``znver5``), the first on any other.
 
 Each name's comment below says what it does. :data:`TUNABLES` holds them
 all with their defaults, bounds and variables.
@@ -80,8 +83,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from llvmlite import binding
+
 #: Every environment variable here is this prefix and the tunable's name.
 PREFIX: Final = "SPARSESET_"
+#: The host CPU as LLVM names it (``znver5``, ``rocketlake``, ...): a few
+#: defaults follow it (see the table above).
+HOST_CPU: Final = str(binding.get_host_cpu_name())
 
 
 @dataclass(frozen=True)
@@ -181,18 +189,17 @@ LOOKUP_CHUNK: Final = _tunable("LOOKUP_CHUNK", 1 << 12, 1, 1 << 24)
 #: How many candidates ahead a lookup's check pass prefetches ``dense``, so
 #: that the cache misses of many checks are in flight at once.
 DENSE_PREFETCH_AHEAD: Final = _tunable("DENSE_PREFETCH_AHEAD", 32, 0, 1024)
-#: How many ids ahead a one-pass add (flat, hash) or a view's join
-#: prefetches index slots; where the kind looks ahead it prefetches
-#: ``dense`` for the candidates half as far ahead.
-ADD_PREFETCH_AHEAD: Final = _tunable("ADD_PREFETCH_AHEAD", 32, 0, 1024)
+#: How many ids ahead a one-pass add (flat, hash), a discard, a counter's
+#: pass (``add_at``) or a view's join prefetches index slots; where the
+#: kind looks ahead it prefetches ``dense`` for the candidates half as far
+#: ahead. A Zen core runs these steps faster, against a longer wait for
+#: memory, than the Intel cores this was first tuned on: there more ids
+#: must be in flight to hide it.
+ADD_PREFETCH_AHEAD: Final = _tunable(
+    "ADD_PREFETCH_AHEAD", 64 if HOST_CPU.startswith("znver") else 32, 0, 1024
+)
 #: How many ids ahead a hash index's batch lookup prefetches home buckets.
 HASH_PREFETCH_AHEAD: Final = _tunable("HASH_PREFETCH_AHEAD", 32, 0, 1024)
-#: How many ids ahead a counter's pass (``add_at``) on a flat or hash index
-#: prefetches slots (three times as far for a skewed batch; a paged index
-#: takes ``ADD_PREFETCH_AHEAD``). A counting step waits on a slot and a row
-#: where an add's waits on a slot: further ahead, more of those misses are
-#: in flight at once.
-COUNT_PREFETCH_AHEAD: Final = _tunable("COUNT_PREFETCH_AHEAD", 64, 0, 1024)
 
 # -- index kinds (sparseset.kernels.index) -----------------------------------
 
@@ -256,11 +263,11 @@ __all__ = [
     "BENCH_SLOW_REPEATS",
     "BITMAP_BYTES_PER_ID",
     "BITMAP_MEMBERS_PER_PROBE",
-    "COUNT_PREFETCH_AHEAD",
     "DENSE_PREFETCH_AHEAD",
     "DISTRIBUTED_SHARDS",
     "HASH_MAX_LOAD_PERCENT",
     "HASH_PREFETCH_AHEAD",
+    "HOST_CPU",
     "LOOKUP_CHUNK",
     "PAGED_FULL_AT",
     "PAGED_PARTIAL_MAX",

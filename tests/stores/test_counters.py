@@ -417,31 +417,6 @@ def test_a_long_batch_of_few_keys_is_counted_without_an_estimate(kind, monkeypat
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_counters_lookahead_follows_its_index_kind(kind, monkeypatch):
-    """A counter on a flat or hash index prefetches its slots
-    ``COUNT_PREFETCH_AHEAD`` ids on; the paged index, which has no slot to
-    prefetch, looks its ids up an add's ``ADD_PREFETCH_AHEAD`` on. Each
-    pass's ring of lookups is long enough for its distance."""
-    import sparseset.kernels as kernels_module
-    from sparseset import config
-
-    # Two distances apart, whatever the environment set: each is read per call.
-    monkeypatch.setattr(kernels_module, "ACCUMULATE_TUNING", (40,))
-    monkeypatch.setattr(config, "ADD_PREFETCH_AHEAD", 24)
-    passes = spied(monkeypatch, "upsert_accumulate")
-    rng = np.random.default_rng(11)
-    # Every id once: no skew, no counts in slots, so no other distance.
-    ids = rng.choice(ID_RANGE[kind], 20_000, replace=False)
-    counts = SparseMap("i8", index=kind)
-    assert counts.add_at(ids, 1) == 20_000
-    want = 24 if kind == "paged" else 40
-    assert passes and {call[-1] for call in passes} == {want}
-    assert all(call[-2].shape[0] > want // 2 for call in passes)
-    assert counts.ids.tolist() == ids.tolist()
-    assert set(counts.data.tolist()) == {1}
-
-
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_short_batch_grows_for_every_id_it_holds_without_an_estimate(
     kind, monkeypatch
 ):

@@ -65,8 +65,8 @@ def scatter_rows(column: Column, positions: IntArray, values: Column) -> None:
 
 
 #: The tuning argument callers pass to :func:`upsert_accumulate`
-#: (:data:`~sparseset.config.COUNT_PREFETCH_AHEAD`).
-ACCUMULATE_TUNING = (config.COUNT_PREFETCH_AHEAD,)
+#: (:data:`~sparseset.config.ADD_PREFETCH_AHEAD`).
+ACCUMULATE_TUNING = (config.ADD_PREFETCH_AHEAD,)
 
 
 def candidates_for(ahead: int) -> NDArray[np.uint64]:

@@ -793,12 +793,7 @@ class ComponentStore(Guarded):
         state = self._state()
         stamps = self._clock is not None
         positions = np.empty(arr.shape[0] if stamps else 0, np.int64)
-        kind = self._engine.kind.module
-        # The paged index has no slot to prefetch, only walks to look up
-        # ahead, which slow down further on: it keeps an add's lookahead.
         (ahead,) = kernels.ACCUMULATE_TUNING
-        if not kind.PREFETCHES_SLOTS:
-            ahead = config.ADD_PREFETCH_AHEAD
         candidates = kernels.candidates_for(ahead * _SKEWED_AHEAD)
         start = m = state.n
         stop = members = 0
@@ -817,6 +812,7 @@ class ComponentStore(Guarded):
             and arr.shape[0] < _MOST_TALLIED
             and all(f.shape[0] == 1 and f.dtype.kind in "iu" for f in flats.values())
         )
+        kind = self._engine.kind.module
         if survey.distinct is not None:
             members = start + survey.distinct + 1
             tallies = countable and arr.shape[0] >= _REPEATS * survey.distinct
