@@ -271,7 +271,9 @@ def test_systems_of_a_batch_run_at_the_same_time():
     sch = Schedule()
     sch.add(lambda world: barrier.wait(), name="a", reads="x")
     sch.add(lambda world: barrier.wait(), name="b", reads="x")
-    sch.run(World(), threads=2)
+    w = World()
+    w.register("x")
+    sch.run(w, threads=2)
     assert barrier.n_waiting == 0 and not barrier.broken
 
 

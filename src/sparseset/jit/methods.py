@@ -62,7 +62,7 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, errors
 from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic, overload, overload_method, register_jitable
 
@@ -90,10 +90,12 @@ from .types import (
     Kind,
     TwinType,
     column_arrays,
+    column_names,
     column_rows,
     keeps_bits,
     kind_of,
     replace_columns,
+    unknown_column,
 )
 
 # -- columns by name: twin["name"] -----------------------------------------
@@ -103,6 +105,8 @@ from .types import (
 def _column_by_name(twin, name):  # type: ignore[no-untyped-def]
     # A literal name only: it picks the column's type at compile time.
     if isinstance(twin, TwinType) and isinstance(name, types.StringLiteral):
+        if name.literal_value not in column_names(twin):
+            raise errors.TypingError(unknown_column(twin, name.literal_value))
         return lambda twin, name: column_rows(twin, name)  # type: ignore[call-arg]
     return None
 

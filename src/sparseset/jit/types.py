@@ -177,6 +177,21 @@ def column_names(state: TwinType) -> list[str]:
     ]
 
 
+def unknown_column(state: Any, name: str) -> str:
+    """The message for ``twin[name]`` of a column the twin does not have.
+
+    Examples
+    --------
+    >>> from numba import types
+    >>> twin = TwinType([("n", types.int64), ("_col_life", types.float32[:])])
+    >>> unknown_column(twin, "lfe")
+    "twin['lfe']: no column 'lfe'; the columns are ['life']"
+    """
+    columns = column_names(state)
+    have = f"the columns are {columns}" if columns else "it has no columns"
+    return f"twin[{name!r}]: no column {name!r}; {have}"
+
+
 def payload(context: BaseContext, builder: Any, state: Any, value: Any) -> Any:
     """The fields of struct ``value`` of type ``state``, to read and write.
 
@@ -340,7 +355,7 @@ def column_rows(typingctx: TypingContext, state: Any, name: Any) -> Any:
         return None
     field = COLUMN_PREFIX + name.literal_value
     if field not in state.field_dict:
-        return None
+        raise errors.TypingError(unknown_column(state, name.literal_value))
     view_type = _view_type(typingctx, state.field_dict[field])
 
     def codegen(
@@ -585,5 +600,6 @@ __all__ = [
     "replace_columns",
     "replace_field",
     "set_all_fields",
+    "unknown_column",
     "write_field",
 ]

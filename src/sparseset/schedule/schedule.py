@@ -288,6 +288,9 @@ class Schedule:
             weakref.WeakKeyDictionary()
         )
         self._lock = threading.Lock()
+        # Per world: the systems whose declared components it was found to
+        # have (a world never loses a component, so they stay checked).
+        self._checked: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
     # -- building -----------------------------------------------------------
 
@@ -313,6 +316,9 @@ class Schedule:
             them.
         reads, writes : str or iterable of str
             The components it reads, and writes (writing implies reading).
+            Each must be a component of the world the schedule runs on:
+            :meth:`run` raises ``ValueError`` naming any that is not (a typo
+            would otherwise drop the order it should make).
         after, before : str or iterable of str
             Names of systems it must run after, or before (resolved when the
             batches are computed: a later system may be named).
@@ -521,7 +527,9 @@ class Schedule:
         ValueError
             If ``threads`` is not a positive integer, a run argument is one the schedule
             gives (``commands``, ``changes``), an ``after`` or ``before`` names no
-            system, or they form a cycle.
+            system, they form a cycle, or a system ``reads`` or ``writes`` a component
+            the world does not have (checked once per world and system, before
+            anything runs; the message names each).
         TypeError
             If a system needs a run argument that was not given; nothing runs.
         Exception
@@ -558,6 +566,7 @@ class Schedule:
                     "take it), not a run argument"
                 )
         systems, planned = self._planned()
+        self._check_components(world, systems)
         for system in systems:
             missing = [
                 name
@@ -571,6 +580,30 @@ class Schedule:
                 )
         for batch in planned.batches:
             self._run_batch(world, [systems[k] for k in batch], count, kwargs)
+
+    def _check_components(self, world: Scheduled, systems: list[System]) -> None:
+        """Raise ``ValueError`` naming every component a system declares
+        that ``world`` does not have (a typo would otherwise drop the order
+        it should make); each system is checked once per world."""
+        if self._checked.get(world, 0) >= len(systems):
+            return
+        have = set(world.components)
+        unknown = [
+            f"system {system.name!r} {role} {name!r}"
+            for system in systems
+            for role, names in (
+                ("writes", system.access.writes),
+                ("reads", system.access.reads - system.access.writes),
+            )
+            for name in sorted(names - have)
+        ]
+        if unknown:
+            raise ValueError(
+                f"{'; '.join(unknown)}, but the world has no such component "
+                f"(its components: {list(world.components)}); register it first, "
+                "or fix the name; nothing ran"
+            )
+        self._checked[world] = len(systems)
 
     def _changes_of(self, world: Scheduled, system: System) -> Changes:
         with self._lock:
@@ -625,6 +658,20 @@ class Schedule:
         else:
             _share(len(calls), min(threads, len(calls)), call)
 
+        try:
+            self._end_batch(batch, buffers, errors)
+        finally:
+            # A system that kept its buffer gets an error, not a command
+            # that is never applied.
+            for buffer in buffers:
+                buffer.close()
+
+    @staticmethod
+    def _end_batch(
+        batch: list[System],
+        buffers: list[Commands],
+        errors: list[BaseException | None],
+    ) -> None:
         failed = [k for k, error in enumerate(errors) if error is not None]
         if failed:
             for buffer in buffers:

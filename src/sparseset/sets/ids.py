@@ -29,7 +29,8 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
 
     A Python int, a numpy integer or a 0-d integer array is one id; a list,
     tuple, 1-D integer array or any other iterable (a set, a range, a
-    generator, a dict's keys) is a batch (an empty list is an empty batch).
+    generator, a dict's keys) is a batch (an empty list is an empty batch,
+    and so is an empty float array: ``np.array([])`` is float64).
     Any integer dtype and any stride passes through without a copy. Bools,
     floats, strings and other objects raise ``TypeError``; arrays of two or
     more dimensions raise ``ValueError``.
@@ -47,6 +48,8 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
     (array([7]), True)
     >>> as_ids([3, 1])
     (array([3, 1]), False)
+    >>> as_ids(np.array([]))
+    (array([], dtype=int64), False)
     """
     if isinstance(ids, np.ndarray):
         arr = ids
@@ -91,6 +94,10 @@ def as_ids(ids: Any) -> tuple[np.ndarray, bool]:
         if not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
         return arr, scalar
+    if kind == "f" and arr.size == 0:
+        # numpy's dtype for an empty array (np.array([]), np.empty(0)): it
+        # holds no float, so it is the empty batch an empty list is.
+        return np.empty(0, np.int64), scalar
     if kind == "O":
         return _from_objects(arr, scalar), scalar
     if kind == "b":

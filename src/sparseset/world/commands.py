@@ -16,6 +16,16 @@ the buffer's commands, in order, before the next command Python records
 and when the buffer is applied; from there on it is applied exactly as
 those are (batches, hooks, change tracking, the same errors).
 
+A buffer is closed when its ``with`` block ends (or the schedule that
+owns it ends the batch, or :meth:`Commands.close`); after that every
+recording call raises ``ValueError``: a command it took then would never
+be applied. (``apply()`` and ``drop()`` by hand leave it open. Compiled
+code cannot raise there: what it records into a closed buffer's twin is
+never applied, so hand ``cmd.jit`` to compiled code inside the block.) A
+``with world.deferred()`` block inside another is a buffer of its own,
+applied at its own end, before the outer one's; inside a system a
+schedule runs, both record into the system's buffer.
+
 ``create(n)`` hands out its handles at once: the world holds their indexes
 (neither alive nor free) until the buffer is applied, when they come alive,
 or dropped, when they die unused. A held handle is dead to every other call
@@ -87,6 +97,7 @@ class Commands:
     __slots__ = (
         "_admit",
         "_buffer",
+        "_closed",
         "_commands",
         "_hold",
         "_layout",
@@ -107,6 +118,8 @@ class Commands:
         self._commands: list[Command] = []
         #: Applied by its owner (a schedule's batch), not at a block's end.
         self._owned = False
+        #: Applied or dropped: a command recorded now would never be applied.
+        self._closed = False
         #: The twin compiled code records into, once asked for, and the
         #: components it knows: ``(name, columns)`` by slot.
         self._buffer: CommandBuffer | None = None
@@ -186,7 +199,37 @@ class Commands:
             self._commands.append((OP_NAMES[op], name, handles, cast))
 
     def __repr__(self) -> str:
+        if self._closed:
+            return "<sparseset Commands: closed>"
         return f"<sparseset Commands: {len(self._commands)} pending>"
+
+    @property
+    def closed(self) -> bool:
+        """Whether the buffer is closed (its ``with`` block ended, or the
+        schedule that owned it ended the batch): recording into it raises.
+
+        O(1).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World()
+        >>> with w.deferred() as cmd:
+        ...     cmd.closed
+        False
+        >>> cmd.closed
+        True
+        """
+        return self._closed
+
+    def _check_open(self, call: str) -> None:
+        if self._closed:
+            raise ValueError(
+                f"cmd.{call}(...) on a closed command buffer: its with block "
+                "ended (or the schedule that owned it ended the batch), so "
+                "nothing recorded now would be applied; open a new one with "
+                "world.deferred()"
+            )
 
     # -- recording ----------------------------------------------------------
 
@@ -199,7 +242,7 @@ class Commands:
         TypeError
             If ``n`` is not an integer.
         ValueError
-            If ``n`` is negative.
+            If ``n`` is negative, or the buffer is :attr:`closed`.
 
         Notes
         -----
@@ -214,6 +257,7 @@ class Commands:
         >>> w.alive(e).tolist()
         [True, True]
         """
+        self._check_open("create")
         self._collect()
         with self._lock:
             handles = self._hold(n)
@@ -230,7 +274,8 @@ class Commands:
         TypeError
             If a handle is not an integer.
         ValueError
-            If a handle is negative or the handles are not one-dimensional.
+            If a handle is negative, the handles are not one-dimensional, or the
+            buffer is :attr:`closed`.
 
         Notes
         -----
@@ -260,7 +305,8 @@ class Commands:
         TypeError
             If a handle is not an integer.
         ValueError
-            If a handle is negative or the handles are not one-dimensional.
+            If a handle is negative, the handles are not one-dimensional, or the
+            buffer is :attr:`closed`.
         UnknownColumnError
             If a keyword names a column the component does not have.
         ValueError
@@ -294,7 +340,8 @@ class Commands:
         TypeError
             If a handle is not an integer.
         ValueError
-            If a handle is negative or the handles are not one-dimensional.
+            If a handle is negative, the handles are not one-dimensional, or the
+            buffer is :attr:`closed`.
         UnknownColumnError
             If a keyword names a column the component does not have.
         ValueError
@@ -327,7 +374,8 @@ class Commands:
         TypeError
             If a handle is not an integer.
         ValueError
-            If a handle is negative or the handles are not one-dimensional.
+            If a handle is negative, the handles are not one-dimensional, or the
+            buffer is :attr:`closed`.
 
         Notes
         -----
@@ -357,7 +405,8 @@ class Commands:
         TypeError
             If a handle is not an integer.
         ValueError
-            If a handle is negative or the handles are not one-dimensional.
+            If a handle is negative, the handles are not one-dimensional, or the
+            buffer is :attr:`closed`.
 
         Notes
         -----
@@ -383,6 +432,8 @@ class Commands:
         ------
         UnknownComponentError
             If ``name`` was never registered.
+        ValueError
+            If the buffer is :attr:`closed`.
 
         Notes
         -----
@@ -398,6 +449,7 @@ class Commands:
         >>> len(w["tag"])
         0
         """
+        self._check_open("clear")
         self._world[name]  # an unknown component raises here
         self._collect()
         self._commands.append(("clear", name, np.empty(0, np.int64), {}))
@@ -405,6 +457,7 @@ class Commands:
     def _record(
         self, op: str, name: str, handles: Any, columns: Mapping[str, Any]
     ) -> None:
+        self._check_open(op)
         ids, _ = as_ids(handles)
         ids = np.array(ids, np.int64)  # a copy: later edits of theirs don't reach us
         cast = {}
@@ -440,6 +493,8 @@ class Commands:
         a run of the same command on the same component is applied as one
         batch call.
         """
+        if self._closed:  # its block ended: nothing left
+            return
         with self._lock:  # one step for other threads
             self._collect()
             self._apply(self._commands)
@@ -525,10 +580,41 @@ class Commands:
         traceback: TracebackType | None,
     ) -> None:
         # A block that raised changes nothing: its commands are dropped.
-        if kind is not None:
+        if self._owned:  # its schedule applies (or drops) and closes it
+            if kind is not None:
+                self.drop()
+            return
+        try:
+            if kind is not None:
+                self.drop()
+            else:
+                self.apply()
+        finally:
+            self._closed = True
+
+    def close(self) -> None:
+        """Drop whatever is still recorded and close the buffer: every
+        recording call then raises ``ValueError``, as a command recorded
+        now would never be applied. A ``with`` block's end closes its
+        buffer (after applying it); a :class:`~sparseset.Schedule` closes a
+        system's buffer when the batch ends. Closing twice is a no-op.
+
+        Notes
+        -----
+        O(c) for c commands still recorded.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); cmd = w.deferred(); cmd.close()
+        >>> cmd.create(1)
+        Traceback (most recent call last):
+        ...
+        ValueError: cmd.create(...) on a closed command buffer: ...
+        """
+        if not self._closed:
             self.drop()
-        elif not self._owned:
-            self.apply()
+            self._closed = True
 
     def owned(self) -> Commands:
         """Mark this buffer as applied by its owner (``apply()``, ``drop()``),

@@ -342,6 +342,8 @@ class Entities:
         --------
         >>> Entities(0).describe(3)
         '3 was never created'
+        >>> table = Entities(1); table.describe(int(table.hold(1)[0]))[:45]
+        '0 (index 0, generation 0) is not created yet:'
         """
         index, generation = handle & kernels.INDEX_MASK, handle >> kernels.INDEX_BITS
         if handle >= 2**63 or index >= self.count:
@@ -350,6 +352,13 @@ class Entities:
         if generation > current:
             return (
                 f"{handle} (index {index}, generation {generation}) was never created"
+            )
+        if generation == current and index in self.held:
+            return (
+                f"{handle} (index {index}, generation {generation}) is not created "
+                "yet: a deferred create (cmd.create) handed it out and its buffer "
+                "is not applied; record this on the same buffer (cmd.add, "
+                "cmd.destroy, ...) or call it after the with block ends"
             )
         return (
             f"{handle} (index {index}, generation {generation}) is dead: that "
