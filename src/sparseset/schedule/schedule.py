@@ -10,6 +10,16 @@ another, the systems of a batch on the calling thread and the library's
 helper threads (:func:`sparseset.sets.pool.helpers`). Systems that spend
 their time in ``@njit(nogil=True)`` code run truly in parallel.
 
+A batch's systems and the kernels they call compete for the same cores:
+a big lookup shares its spans over numba's thread count, and so does a
+``prange`` loop. So each batch chooses who gets the run's threads
+(:data:`MODES`: the systems side by side, the kernels, both, or neither)
+by what each way cost the last times it ran (:class:`Choice`), and a
+run's ``threads`` caps them all: ``threads=1`` runs everything, kernels
+included, on the calling thread. A run on N threads thereby costs what
+the fastest way costs on this machine now, plus a rare re-trial of the
+others (the load on the cores changes).
+
 Two arguments are the schedule's to give: a system that takes ``commands``
 gets a :class:`~sparseset.world.commands.Commands` buffer, applied when its
 batch ends (the batch's buffers in registration order), and the system's
@@ -27,9 +37,11 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numba
 
 from ..sets.pool import helpers
 from ..world.commands import Commands
@@ -43,6 +55,20 @@ INJECTED = ("commands", "changes")
 #: last time runs on the calling thread alone: a handoff to another thread
 #: would cost more than the systems.
 INLINE_SECONDS = 50e-6
+
+#: The ways a batch can use a run's threads, which :class:`Choice` picks
+#: from by what each cost the last times: ``"systems"``, the batch's systems
+#: side by side, each one's kernels on its own thread; ``"both"``, side by
+#: side, and a big lookup's spans claimed by whichever thread is free;
+#: ``"kernels"``, the systems one after another on the caller, each big
+#: lookup shared over the threads; ``"one"``, everything on the caller.
+MODES = ("systems", "both", "kernels", "one")
+#: A way that lost waits this many runs of its batch before it is tried
+#: again, twice as long after each loss, up to :data:`RETRY_MAX`: the
+#: cores' load changes (another process starts or stops), so losers are
+#: re-measured, rarely enough to cost little.
+RETRY_RUNS = 8
+RETRY_MAX = 128
 
 
 class Scheduled(Protocol):
@@ -247,6 +273,107 @@ class Changes(Mapping[str, Reader]):
         return f"<sparseset Changes of system {self._system!r}: {list(self._readers)}>"
 
 
+@dataclass
+class Choice:
+    """How one batch uses a run's threads: each way's (:data:`MODES`) last
+    cost, and when each losing way is tried again.
+
+    :meth:`pick` answers the way to run next: first each way once, then the
+    cheapest, except that a losing way is tried again after
+    :data:`RETRY_RUNS` runs (twice as long after each loss, at most
+    :data:`RETRY_MAX`). So a batch settles on what is fastest on this
+    machine, and follows when the load changes.
+
+    Examples
+    --------
+    >>> c = Choice(("kernels", "one"))
+    >>> c.pick()
+    'kernels'
+    >>> c.record("kernels", 2.0); c.pick()
+    'one'
+    >>> c.record("one", 1.0); [c.pick() for _ in range(3)], c.best
+    (['one', 'one', 'one'], 'one')
+    """
+
+    modes: tuple[str, ...]
+    seconds: dict[str, float] = field(default_factory=dict)
+    #: Runs of the batch since each way last ran, and how many a loser
+    #: waits from its last run (:data:`RETRY_RUNS` unless it lost in a row).
+    idle: dict[str, int] = field(default_factory=dict)
+    wait: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def best(self) -> str:
+        """The way that cost least, among those measured (the first way
+        before any is).
+
+        O(m) for m ways.
+        """
+        known = [m for m in self.modes if m in self.seconds]
+        if not known:
+            return self.modes[0]
+        return min(known, key=self.seconds.__getitem__)
+
+    def pick(self) -> str:
+        """The way to run the batch this time.
+
+        O(m) for m ways.
+        """
+        for mode in self.modes:
+            if mode not in self.seconds:
+                return mode
+        best = self.best
+        for mode in self.modes:
+            if mode != best and self.idle[mode] >= self.wait.get(mode, RETRY_RUNS):
+                return mode
+        return best
+
+    def record(self, mode: str, seconds: float) -> None:
+        """The batch ran ``mode`` and took ``seconds``.
+
+        O(m) for m ways.
+        """
+        old = self.seconds.get(mode)
+        # Run again and again, a way's cost is an average of its recent
+        # runs; tried again after a while, the new cost replaces the stale.
+        again = old is not None and self.idle.get(mode, 0) <= 1
+        self.seconds[mode] = 0.5 * (old + seconds) if again and old else seconds
+        for other in self.modes:
+            self.idle[other] = self.idle.get(other, 0) + 1
+        self.idle[mode] = 0
+        if self.best == mode:
+            self.wait.pop(mode, None)
+        else:
+            # Each loss in a row doubles the wait before the next trial.
+            wait = 2 * self.wait.get(mode, RETRY_RUNS // 2)
+            self.wait[mode] = min(wait, RETRY_MAX)
+
+
+@contextmanager
+def kernel_threads(count: int) -> Iterator[None]:
+    """While the block runs, this thread's big lookups (and its ``prange``
+    loops) use at most ``count`` threads: numba's thread count, which the
+    library's lookups follow, is per thread.
+
+    Examples
+    --------
+    >>> with kernel_threads(1):
+    ...     numba.get_num_threads()
+    1
+    """
+    before = numba.get_num_threads()
+    most: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    count = max(1, min(count, most))
+    if count == before:
+        yield
+        return
+    numba.set_num_threads(count)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 class Schedule:
     """Systems with declared access, run in batches of non-conflicting systems.
 
@@ -291,6 +418,10 @@ class Schedule:
         # Per world: the systems whose declared components it was found to
         # have (a world never loses a component, so they stay checked).
         self._checked: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        # Per batch (its systems' names) and thread count: how it runs best;
+        # and the way each batch ran last.
+        self._choices: dict[tuple[tuple[str, ...], int], Choice] = {}
+        self._ran: dict[tuple[str, ...], str] = {}
 
     # -- building -----------------------------------------------------------
 
@@ -510,9 +641,11 @@ class Schedule:
         world : World
             Passed first to every system.
         threads : int, optional
-            Threads a batch runs on, the calling one included: default the
-            cores this process may use; 1 runs every system on the caller,
-            in order.
+            Threads a batch runs on, the calling one included, its systems'
+            big lookups and ``prange`` loops included: default the cores
+            this process may use; 1 runs everything on the caller, the
+            systems in order. With more, each batch runs the way that cost
+            least the last times (see :data:`MODES`, :attr:`modes`).
         **kwargs
             Given to each system that names them (or takes ``**kwargs``).
 
@@ -652,19 +785,68 @@ class Schedule:
             self._seconds[system.name] = time.perf_counter() - began
 
         last = sum(self._seconds.get(system.name, 1.0) for system in batch)
-        if threads <= 1 or len(calls) == 1 or last < INLINE_SECONDS:
-            for k in range(len(calls)):
-                call(k)
+        choice = None
+        if threads <= 1 or last < INLINE_SECONDS:
+            mode = "one"
         else:
-            _share(len(calls), min(threads, len(calls)), call)
-
+            choice = self._choice_of(batch, threads)
+            mode = choice.pick()
+        self._ran[tuple(system.name for system in batch)] = mode
+        began = time.perf_counter()
         try:
-            self._end_batch(batch, buffers, errors)
+            with kernel_threads(1 if mode in ("one", "systems") else threads):
+                if mode in ("one", "kernels"):
+                    for k in range(len(calls)):
+                        call(k)
+                else:
+                    alone = mode == "systems"
+                    _share(len(calls), min(threads, len(calls)), call, alone)
+            with kernel_threads(1 if mode == "one" else threads):
+                self._end_batch(batch, buffers, errors)
         finally:
             # A system that kept its buffer gets an error, not a command
             # that is never applied.
             for buffer in buffers:
                 buffer.close()
+        if choice is not None:
+            choice.record(mode, time.perf_counter() - began)
+
+    def _choice_of(self, batch: list[System], threads: int) -> Choice:
+        key = (tuple(system.name for system in batch), threads)
+        with self._lock:
+            choice = self._choices.get(key)
+            if choice is None:
+                # One system has nothing to run beside it.
+                modes = MODES if len(batch) > 1 else ("kernels", "one")
+                choice = self._choices[key] = Choice(modes)
+            return choice
+
+    @property
+    def modes(self) -> list[str]:
+        """How each batch ran last time, in run order: one of
+        :data:`MODES` (``""`` before its first run), the way of using the
+        threads the batch has settled on or is trying again.
+
+        Raises
+        ------
+        ValueError
+            As :attr:`batches`.
+
+        Notes
+        -----
+        O(s) for s systems, once the batches are planned.
+
+        Examples
+        --------
+        >>> from sparseset import Schedule, World
+        >>> sch = Schedule(); sch.add(lambda world: None, name="a")
+        'a'
+        >>> sch.modes
+        ['']
+        >>> sch.run(World(), threads=1); sch.modes
+        ['one']
+        """
+        return [self._ran.get(tuple(names), "") for names in self.batches]
 
     @staticmethod
     def _end_batch(
@@ -693,14 +875,22 @@ class Schedule:
                 raise
 
 
-def _share(count: int, threads: int, call: Callable[[int], None]) -> None:
+def _share(
+    count: int, threads: int, call: Callable[[int], None], alone: bool = False
+) -> None:
     """Run ``call(k)`` for every ``k < count`` on the calling thread and
     ``threads - 1`` helpers, each claiming the next ``k`` when free: a
     helper the OS does not run claims nothing, and the caller never waits
-    for a call no thread has begun. ``call`` must not raise."""
+    for a call no thread has begun. ``call`` must not raise. With
+    ``alone``, each helper's calls keep their big lookups to its own thread
+    (:func:`kernel_threads`), as the caller's are."""
     claim = threading.Lock()
     done = threading.Event()
     claimed = finished = 0
+
+    def helper() -> None:
+        with kernel_threads(1):
+            work()
 
     def work() -> None:
         nonlocal claimed, finished
@@ -718,7 +908,7 @@ def _share(count: int, threads: int, call: Callable[[int], None]) -> None:
 
     pool = helpers(threads - 1)
     for _ in range(threads - 1):
-        pool.submit(work)
+        pool.submit(helper if alone else work)
     work()
     done.wait()
 
@@ -763,9 +953,14 @@ def _names(value: Iterable[str] | str, system: str, role: str) -> tuple[str, ...
 __all__ = [
     "INJECTED",
     "INLINE_SECONDS",
+    "MODES",
+    "RETRY_MAX",
+    "RETRY_RUNS",
     "Changes",
+    "Choice",
     "Schedule",
     "Scheduled",
     "System",
+    "kernel_threads",
     "used_threads",
 ]

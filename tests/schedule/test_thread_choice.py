@@ -1,0 +1,137 @@
+"""How a schedule's batches use the threads: each way (``Schedule``'s
+``MODES``) is tried, the cheapest kept, losers tried again ever more
+rarely; every way leaves the same world; a run's ``threads`` caps the
+threads its systems' kernels use, and the caller's setting comes back."""
+
+import time
+
+import numba
+import numpy as np
+import pytest
+
+from sparseset import Schedule, World
+from sparseset.demo.particles import ParticleWorld
+from sparseset.schedule import schedule as scheduling
+from sparseset.schedule.schedule import (
+    MODES,
+    RETRY_MAX,
+    RETRY_RUNS,
+    Choice,
+    kernel_threads,
+)
+
+
+def test_a_choice_tries_each_way_then_keeps_the_cheapest():
+    c = Choice(MODES)
+    costs = {"systems": 3.0, "both": 2.0, "kernels": 1.0, "one": 4.0}
+    tried = []
+    for _ in range(len(MODES)):
+        mode = c.pick()
+        tried.append(mode)
+        c.record(mode, costs[mode])
+    assert tried == list(MODES) and c.best == "kernels"
+    runs = []
+    for _ in range(RETRY_RUNS - 1):
+        mode = c.pick()
+        runs.append(mode)
+        c.record(mode, costs[mode])
+    # No loser comes back before RETRY_RUNS runs since its own; the first
+    # tried ("systems", 3 runs before "kernels") comes back first.
+    back = RETRY_RUNS - (len(MODES) - 1)
+    assert runs[:back] == ["kernels"] * back and runs[back] == "systems"
+
+
+def test_losers_are_tried_again_ever_more_rarely_and_a_change_is_followed():
+    c = Choice(("kernels", "one"))
+    costs = {"kernels": 1.0, "one": 2.0}
+    picks = []
+    for _ in range(400):
+        mode = c.pick()
+        picks.append(mode)
+        c.record(mode, costs[mode])
+    trials = [k for k, mode in enumerate(picks) if mode == "one"]
+    gaps = np.diff(trials)
+    assert (np.diff(gaps) >= 0).all() and gaps.max() == RETRY_MAX + 1
+    assert len(trials) < 400 / RETRY_RUNS
+    costs["kernels"] = 5.0  # the cores got busy: sharing stopped paying
+    for _ in range(RETRY_MAX + 4):
+        mode = c.pick()
+        c.record(mode, costs[mode])
+    assert c.best == "one" and c.pick() == "one"
+
+
+def test_kernel_threads_caps_this_thread_and_restores_it():
+    before = numba.get_num_threads()
+    with kernel_threads(1):
+        assert numba.get_num_threads() == 1
+        with kernel_threads(64):  # never above numba's own count
+            assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """Make every batch run one way."""
+
+    def force(mode):
+        def pick(self):
+            return mode if mode in self.modes else self.modes[0]
+
+        monkeypatch.setattr(scheduling.Choice, "pick", pick)
+
+    return force
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_way_leaves_the_world_one_thread_leaves(forced, mode):
+    worlds = []
+    for threads in (1, 2):
+        forced(mode)
+        sim = ParticleWorld(seed=4)
+        sim.spawn(3000)
+        for _ in range(6):
+            sim.step(threads)
+        worlds.append(sim)
+        if threads == 2:
+            assert sim.schedule.modes[1] == mode
+    one, two = worlds
+    assert one.schedule.modes == ["one", "one"]
+    for name in ("pos", "vel", "life", "drag", "cell"):
+        assert np.array_equal(one.world[name].ids, two.world[name].ids)
+        assert np.array_equal(one.world[name][name], two.world[name][name])
+    assert np.array_equal(one.grid, two.grid) and two.grid_matches()
+    assert (one.spawned, one.despawned) == (two.spawned, two.despawned)
+
+
+@pytest.mark.parametrize(
+    ("threads", "mode", "inside"),
+    [(1, "one", 1), (2, "one", 1), (2, "systems", 1), (2, "kernels", 2)],
+)
+def test_a_run_caps_the_kernels_threads_of_its_systems(forced, threads, mode, inside):
+    if numba.config.NUMBA_NUM_THREADS < 2 and inside > 1:
+        inside = 1
+    forced(mode)
+    w = World()
+    w.register("a")
+    seen = []
+    sch = Schedule()
+    for name in ("x", "y"):
+        sch.add(
+            lambda world: seen.append(numba.get_num_threads()), reads="a", name=name
+        )
+    before = numba.get_num_threads()
+    sch.run(w, threads=threads)
+    assert seen == [inside, inside]
+    assert sch.modes == [mode if threads > 1 else "one"]
+    assert numba.get_num_threads() == before
+
+
+def test_a_batch_of_one_system_does_not_run_systems_side_by_side():
+    sch = Schedule()
+    sch.add(lambda world: time.sleep(0.001), name="alone")  # worth sharing
+    ran = set()
+    for _ in range(RETRY_RUNS + 3):
+        sch.run(World(), threads=2)
+        ran.update(sch.modes)
+    assert ran == {"kernels", "one"}
