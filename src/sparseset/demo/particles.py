@@ -125,7 +125,7 @@ def apply_drag(
         vel[row, 1] *= factor
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
     """Record the despawn of every particle whose lifetime ran out into
     ``commands``, a deferred-command buffer's twin; returns how many.
@@ -177,7 +177,7 @@ def cells_of(pos: np.ndarray, grid: int, box: float) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rebucket(
     pos: np.ndarray,
     pos_rows: np.ndarray,
