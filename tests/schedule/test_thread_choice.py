@@ -16,6 +16,7 @@ from sparseset.schedule.schedule import (
     MODES,
     RETRY_MAX,
     RETRY_RUNS,
+    RETRY_SHARE,
     Choice,
     kernel_threads,
 )
@@ -23,7 +24,7 @@ from sparseset.schedule.schedule import (
 
 def test_a_choice_tries_each_way_then_keeps_the_cheapest():
     c = Choice(MODES)
-    costs = {"systems": 3.0, "both": 2.0, "kernels": 1.0, "one": 4.0}
+    costs = {"systems": 1.03, "both": 1.02, "kernels": 1.0, "one": 1.04}
     tried = []
     for _ in range(len(MODES)):
         mode = c.pick()
@@ -39,6 +40,19 @@ def test_a_choice_tries_each_way_then_keeps_the_cheapest():
     # tried ("systems", 3 runs before "kernels") comes back first.
     back = RETRY_RUNS - (len(MODES) - 1)
     assert runs[:back] == ["kernels"] * back and runs[back] == "systems"
+
+
+def test_a_big_loss_waits_long_enough_to_cost_little():
+    c = Choice(("kernels", "one"))
+    c.record(c.pick(), 1.0)
+    c.record(c.pick(), 3.0)  # "one" cost 3x: a re-trial costs 2 runs' worth
+    assert c.wait["one"] == int(2.0 / RETRY_SHARE) and c.best == "kernels"
+    picks = []
+    for _ in range(c.wait["one"] + 1):  # idle counts the runs since its own
+        mode = c.pick()
+        picks.append(mode)
+        c.record(mode, {"kernels": 1.0, "one": 3.0}[mode])
+    assert picks.count("one") == 1 and picks[-1] == "one"
 
 
 def test_losers_are_tried_again_ever_more_rarely_and_a_change_is_followed():

@@ -69,6 +69,9 @@ MODES = ("systems", "both", "kernels", "one")
 #: re-measured, rarely enough to cost little.
 RETRY_RUNS = 8
 RETRY_MAX = 128
+#: And long enough that re-trying a way costs the batch at most this share
+#: of its time, on average: a way that cost twice the best waits 50 runs.
+RETRY_SHARE = 0.02
 
 
 class Scheduled(Protocol):
@@ -280,8 +283,9 @@ class Choice:
 
     :meth:`pick` answers the way to run next: first each way once, then the
     cheapest, except that a losing way is tried again after
-    :data:`RETRY_RUNS` runs (twice as long after each loss, at most
-    :data:`RETRY_MAX`). So a batch settles on what is fastest on this
+    :data:`RETRY_RUNS` runs (twice as long after each loss, and long
+    enough that its re-trials cost :data:`RETRY_SHARE` of the batch's
+    time; at most :data:`RETRY_MAX`). So a batch settles on what is fastest on this
     machine, and follows when the load changes.
 
     Examples
@@ -344,8 +348,11 @@ class Choice:
         if self.best == mode:
             self.wait.pop(mode, None)
         else:
-            # Each loss in a row doubles the wait before the next trial.
-            wait = 2 * self.wait.get(mode, RETRY_RUNS // 2)
+            # Each loss in a row doubles the wait before the next trial,
+            # and a big loss waits long enough to cost little.
+            doubled = 2 * self.wait.get(mode, RETRY_RUNS // 2)
+            excess = self.seconds[mode] / max(self.seconds[self.best], 1e-9) - 1.0
+            wait = max(doubled, int(excess / RETRY_SHARE))
             self.wait[mode] = min(wait, RETRY_MAX)
 
 
@@ -956,6 +963,7 @@ __all__ = [
     "MODES",
     "RETRY_MAX",
     "RETRY_RUNS",
+    "RETRY_SHARE",
     "Changes",
     "Choice",
     "Schedule",
