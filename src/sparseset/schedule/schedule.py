@@ -806,8 +806,20 @@ class Schedule:
                     for k in range(len(calls)):
                         call(k)
                 else:
+                    # The longest first (by their last run): the batch then
+                    # ends about when its longest system does, not when it
+                    # started last.
+                    order = sorted(
+                        range(len(calls)),
+                        key=lambda k: -self._seconds.get(batch[k].name, 0.0),
+                    )
                     alone = mode == "systems"
-                    _share(len(calls), min(threads, len(calls)), call, alone)
+                    _share(
+                        len(calls),
+                        min(threads, len(calls)),
+                        lambda k: call(order[k]),
+                        alone,
+                    )
             with kernel_threads(1 if mode == "one" else threads):
                 self._end_batch(batch, buffers, errors)
         finally:
