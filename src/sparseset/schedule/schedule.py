@@ -718,8 +718,10 @@ class Schedule:
                     f"system {system.name!r} needs {', '.join(map(repr, missing))}, "
                     "which run() was not given; nothing ran"
                 )
-        for batch in planned.batches:
-            self._run_batch(world, [systems[k] for k in batch], count, kwargs)
+        # The run's threads cap its kernels' too (one thread: the caller's).
+        with kernel_threads(count):
+            for batch in planned.batches:
+                self._run_batch(world, [systems[k] for k in batch], count, kwargs)
 
     def _check_components(self, world: Scheduled, systems: list[System]) -> None:
         """Raise ``ValueError`` naming every component a system declares
@@ -799,9 +801,12 @@ class Schedule:
             choice = self._choice_of(batch, threads)
             mode = choice.pick()
         self._ran[tuple(system.name for system in batch)] = mode
+        # A batch too small to share runs on the caller as the run's cap
+        # has it: changing numba's thread count costs more than it.
+        cap = 1 if choice is not None and mode in ("one", "systems") else threads
         began = time.perf_counter()
         try:
-            with kernel_threads(1 if mode in ("one", "systems") else threads):
+            with kernel_threads(cap):
                 if mode in ("one", "kernels"):
                     for k in range(len(calls)):
                         call(k)
@@ -820,7 +825,9 @@ class Schedule:
                         lambda k: call(order[k]),
                         alone,
                     )
-            with kernel_threads(1 if mode == "one" else threads):
+                if mode != "systems":
+                    self._end_batch(batch, buffers, errors)
+            if mode == "systems":  # the buffers' batches may share lookups
                 self._end_batch(batch, buffers, errors)
         finally:
             # A system that kept its buffer gets an error, not a command

@@ -493,8 +493,8 @@ class Commands:
         a run of the same command on the same component is applied as one
         batch call.
         """
-        if self._closed:  # its block ended: nothing left
-            return
+        if self._closed or (not self._commands and self._buffer is None):
+            return  # its block ended, or nothing was recorded
         with self._lock:  # one step for other threads
             self._collect()
             self._apply(self._commands)
@@ -613,7 +613,8 @@ class Commands:
         ValueError: cmd.create(...) on a closed command buffer: ...
         """
         if not self._closed:
-            self.drop()
+            if self._commands or self._buffer is not None:
+                self.drop()
             self._closed = True
 
     def owned(self) -> Commands:
