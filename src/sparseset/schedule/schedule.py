@@ -72,6 +72,10 @@ RETRY_MAX = 128
 #: And long enough that re-trying a way costs the batch at most this share
 #: of its time, on average: a way that cost twice the best waits 50 runs.
 RETRY_SHARE = 0.02
+#: Each way is tried this many times before the cheapest is kept, and a
+#: way's cost is the least of its last SAMPLES runs.
+FIRST_TRIALS = 2
+SAMPLES = 3
 
 
 class Scheduled(Protocol):
@@ -278,33 +282,45 @@ class Changes(Mapping[str, Reader]):
 
 @dataclass
 class Choice:
-    """How one batch uses a run's threads: each way's (:data:`MODES`) last
-    cost, and when each losing way is tried again.
+    """How one batch uses a run's threads: each way's (:data:`MODES`) recent
+    costs, and when each losing way is tried again.
 
-    :meth:`pick` answers the way to run next: first each way once, then the
-    cheapest, except that a losing way is tried again after
-    :data:`RETRY_RUNS` runs (twice as long after each loss, and long
-    enough that its re-trials cost :data:`RETRY_SHARE` of the batch's
-    time; at most :data:`RETRY_MAX`). So a batch settles on what is fastest on this
-    machine, and follows when the load changes.
+    :meth:`pick` answers the way to run next: first each way
+    :data:`FIRST_TRIALS` times, in turn, then the cheapest, except that a
+    losing way is tried again after :data:`RETRY_RUNS` runs (twice as long
+    after each loss, and long enough that its re-trials cost
+    :data:`RETRY_SHARE` of the batch's time; at most :data:`RETRY_MAX`). A
+    way's cost is the least of its last :data:`SAMPLES` runs: a run that
+    another process interrupted does not condemn a way, and a way that
+    stays slow shows it in all of them. So a batch settles on what is
+    fastest on this machine, and follows when the load changes.
 
     Examples
     --------
     >>> c = Choice(("kernels", "one"))
-    >>> c.pick()
-    'kernels'
-    >>> c.record("kernels", 2.0); c.pick()
-    'one'
-    >>> c.record("one", 1.0); [c.pick() for _ in range(3)], c.best
-    (['one', 'one', 'one'], 'one')
+    >>> for cost in (2.0, 1.0, 2.5, 1.5):
+    ...     c.record(c.pick(), cost)
+    >>> c.seconds, c.best
+    ({'kernels': 2.0, 'one': 1.0}, 'one')
+    >>> [c.pick() for _ in range(3)]
+    ['one', 'one', 'one']
     """
 
     modes: tuple[str, ...]
-    seconds: dict[str, float] = field(default_factory=dict)
+    #: Each way's last :data:`SAMPLES` costs (seconds), oldest first.
+    samples: dict[str, list[float]] = field(default_factory=dict)
     #: Runs of the batch since each way last ran, and how many a loser
     #: waits from its last run (:data:`RETRY_RUNS` unless it lost in a row).
     idle: dict[str, int] = field(default_factory=dict)
     wait: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> dict[str, float]:
+        """Each measured way's cost: the least of its recent runs.
+
+        O(m) for m ways.
+        """
+        return {m: min(self.samples[m]) for m in self.modes if m in self.samples}
 
     @property
     def best(self) -> str:
@@ -313,19 +329,19 @@ class Choice:
 
         O(m) for m ways.
         """
-        known = [m for m in self.modes if m in self.seconds]
-        if not known:
+        seconds = self.seconds
+        if not seconds:
             return self.modes[0]
-        return min(known, key=self.seconds.__getitem__)
+        return min(seconds, key=seconds.__getitem__)
 
     def pick(self) -> str:
         """The way to run the batch this time.
 
         O(m) for m ways.
         """
-        for mode in self.modes:
-            if mode not in self.seconds:
-                return mode
+        tried = [len(self.samples.get(m, ())) for m in self.modes]
+        if min(tried) < FIRST_TRIALS:
+            return self.modes[tried.index(min(tried))]
         best = self.best
         for mode in self.modes:
             if mode != best and self.idle[mode] >= self.wait.get(mode, RETRY_RUNS):
@@ -337,21 +353,23 @@ class Choice:
 
         O(m) for m ways.
         """
-        old = self.seconds.get(mode)
-        # Run again and again, a way's cost is an average of its recent
-        # runs; tried again after a while, the new cost replaces the stale.
-        again = old is not None and self.idle.get(mode, 0) <= 1
-        self.seconds[mode] = 0.5 * (old + seconds) if again and old else seconds
+        if mode not in self.modes:  # not one of this batch's ways
+            return
+        kept = self.samples.setdefault(mode, [])
+        kept.append(seconds)
+        del kept[:-SAMPLES]
         for other in self.modes:
             self.idle[other] = self.idle.get(other, 0) + 1
         self.idle[mode] = 0
-        if self.best == mode:
+        costs = self.seconds
+        best = min(costs, key=costs.__getitem__)
+        if best == mode:
             self.wait.pop(mode, None)
         else:
             # Each loss in a row doubles the wait before the next trial,
             # and a big loss waits long enough to cost little.
             doubled = 2 * self.wait.get(mode, RETRY_RUNS // 2)
-            excess = self.seconds[mode] / max(self.seconds[self.best], 1e-9) - 1.0
+            excess = costs[mode] / max(costs[best], 1e-9) - 1.0
             wait = max(doubled, int(excess / RETRY_SHARE))
             self.wait[mode] = min(wait, RETRY_MAX)
 
@@ -842,8 +860,13 @@ class Schedule:
         with self._lock:
             choice = self._choices.get(key)
             if choice is None:
-                # One system has nothing to run beside it.
-                modes = MODES if len(batch) > 1 else ("kernels", "one")
+                # One system has nothing to run beside it; on one core (or
+                # numba's one thread) a lookup's spans have no other core.
+                most: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+                spans = min(threads, cores(), most) > 1
+                modes: tuple[str, ...] = MODES if spans else ("systems", "one")
+                if len(batch) == 1:
+                    modes = ("kernels", "one") if spans else ("one",)
                 choice = self._choices[key] = Choice(modes)
             return choice
 
@@ -949,14 +972,20 @@ def used_threads(threads: int | None) -> int:
     (3, True)
     """
     if threads is None:
-        return _cores()
+        return cores()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads={threads!r}: expected a positive int, or None")
     return threads
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
+def cores() -> int:
+    """The cores this process may run on.
+
+    Examples
+    --------
+    >>> cores() >= 1
+    True
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on every platform
@@ -977,17 +1006,20 @@ def _names(value: Iterable[str] | str, system: str, role: str) -> tuple[str, ...
 
 
 __all__ = [
+    "FIRST_TRIALS",
     "INJECTED",
     "INLINE_SECONDS",
     "MODES",
     "RETRY_MAX",
     "RETRY_RUNS",
     "RETRY_SHARE",
+    "SAMPLES",
     "Changes",
     "Choice",
     "Schedule",
     "Scheduled",
     "System",
+    "cores",
     "kernel_threads",
     "used_threads",
 ]
