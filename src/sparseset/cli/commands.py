@@ -107,8 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads",
         type=_positive,
         default=None,
-        help="threads each batch of the schedule's systems runs on "
-        "(default: the cores this process may use; 1: one after another)",
+        help="threads each batch of the schedule's systems (and their lookups) "
+        "runs on; each batch picks the fastest way to use them (default: the "
+        "cores this process may use; 1: everything on one thread)",
     )
     demo.add_argument(
         "--save",
