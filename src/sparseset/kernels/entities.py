@@ -116,7 +116,7 @@ def destroy_entities(
     return n_free, killed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def resolve(
     generations: Generations,
     count: Int,

@@ -233,7 +233,9 @@ class Entities:
         Returns the index of each handle (``dead`` where it is dead),
         whether the argument was one handle, the position of the first
         dead one (-1: none), and the handles as an array. Bad input
-        (negative, non-integer) raises as every batch call does.
+        (negative, non-integer) raises as every batch call does. A batch
+        big enough to share out over threads is resolved in spans on
+        several (:mod:`sparseset.sets.pool`).
 
         Examples
         --------
@@ -244,15 +246,28 @@ class Entities:
         """
         arr, scalar = as_ids(handles)
         reject_negative(arr, scalar)
-        keys = np.empty(arr.shape[0], np.int64)
-        first_dead = kernels.resolve(
-            self.generations,
-            self.count,
-            kernel_ids(arr),
-            keys,
-            dead,
-            config.ADD_PREFETCH_AHEAD,
-        )
+        ids = kernel_ids(arr)
+        count = ids.shape[0]
+        keys = np.empty(count, np.int64)
+        generations, used = self.generations, self.count
+        ahead = config.ADD_PREFETCH_AHEAD
+        if not shared(count):
+            first_dead = kernels.resolve(generations, used, ids, keys, dead, ahead)
+            return keys, scalar, first_dead, arr
+        # A big batch in spans on several threads (the kernel releases the
+        # GIL): the first dead handle is the least any span found.
+        firsts: list[int] = []
+
+        def find(start: int, stop: int) -> bool:
+            first = kernels.resolve(
+                generations, used, ids[start:stop], keys[start:stop], dead, ahead
+            )
+            if first >= 0:
+                firsts.append(start + first)
+            return False
+
+        share_out(count, find)
+        first_dead = min(firsts, default=-1)
         return keys, scalar, first_dead, arr
 
     def resolve(self, handles: Any, consequence: str) -> tuple[np.ndarray, bool]:
