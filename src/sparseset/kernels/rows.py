@@ -418,7 +418,7 @@ _SCAN_BLOCK = 8
 _SCAN_AHEAD = 2048
 
 
-@typed_njit(**NO_NRT)
+@typed_njit(**NO_NRT, nogil=True)
 def rows_stamped_after(
     stamps: NDArray[Any], which: Int, since: Int, start: Int, stop: Int, out: IntArray
 ) -> int:
