@@ -131,7 +131,13 @@ def test_every_way_leaves_the_world_one_thread_leaves(forced, mode):
 
 @pytest.mark.parametrize(
     ("threads", "mode", "inside"),
-    [(1, "one", 1), (2, "one", 1), (2, "systems", 1), (2, "kernels", 2)],
+    [
+        (1, "one", 1),
+        (2, "one", 1),
+        (2, "systems", 1),
+        (2, "kernels", 2),
+        (2, "both", 2),
+    ],
 )
 def test_a_run_caps_the_kernels_threads_of_its_systems(forced, threads, mode, inside):
     if numba.config.NUMBA_NUM_THREADS < 2 and inside > 1:

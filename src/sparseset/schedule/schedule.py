@@ -836,12 +836,11 @@ class Schedule:
                         range(len(calls)),
                         key=lambda k: -self._seconds.get(batch[k].name, 0.0),
                     )
-                    alone = mode == "systems"
                     _share(
                         len(calls),
                         min(threads, len(calls)),
                         lambda k: call(order[k]),
-                        alone,
+                        cap,
                     )
                 if mode != "systems":
                     self._end_batch(batch, buffers, errors)
@@ -924,21 +923,23 @@ class Schedule:
                 raise
 
 
-def _share(
-    count: int, threads: int, call: Callable[[int], None], alone: bool = False
-) -> None:
+def _share(count: int, threads: int, call: Callable[[int], None], kernels: int) -> None:
     """Run ``call(k)`` for every ``k < count`` on the calling thread and
     ``threads - 1`` helpers, each claiming the next ``k`` when free: a
     helper the OS does not run claims nothing, and the caller never waits
-    for a call no thread has begun. ``call`` must not raise. With
-    ``alone``, each helper's calls keep their big lookups to its own thread
-    (:func:`kernel_threads`), as the caller's are."""
+    for a call no thread has begun. ``call`` must not raise. A helper's
+    calls share their big lookups over at most ``kernels`` threads
+    (:func:`kernel_threads`), as the caller's do."""
+    if threads <= 1:
+        for k in range(count):
+            call(k)
+        return
     claim = threading.Lock()
     done = threading.Event()
     claimed = finished = 0
 
     def helper() -> None:
-        with kernel_threads(1):
+        with kernel_threads(kernels):
             work()
 
     def work() -> None:
@@ -957,7 +958,7 @@ def _share(
 
     pool = helpers(threads - 1)
     for _ in range(threads - 1):
-        pool.submit(helper if alone else work)
+        pool.submit(helper)
     work()
     done.wait()
 
