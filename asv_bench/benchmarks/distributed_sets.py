@@ -38,7 +38,12 @@ import time
 
 import numpy as np
 
-N = 200_000
+if __package__:
+    from ._size import sized
+else:  # run as a script: python asv_bench/benchmarks/distributed_sets.py
+    from _size import sized
+
+N = sized(200_000)
 WORKERS = [1, 2]
 #: Ids per block of the dask inputs (the script's default too).
 BLOCK = 1 << 20

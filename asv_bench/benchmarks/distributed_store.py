@@ -33,12 +33,17 @@ import time
 
 import numpy as np
 
-EVENTS = 2_000_000
-KEYS = 400_000
+if __package__:
+    from ._size import sized
+else:  # run as a script: python asv_bench/benchmarks/distributed_store.py
+    from _size import sized
+
+EVENTS = sized(2_000_000)
+KEYS = sized(400_000)
 WORKERS = [1, 2]
 BLOCK = 1 << 20
 #: Ids of the set a fresh cluster builds for its first query.
-IDS = 1_000_000
+IDS = sized(1_000_000)
 SEED = 2_028
 COUNT_PARAMS = ["events", "keys", "workers"]
 FIRST_PARAMS = ["workers", "warmed"]

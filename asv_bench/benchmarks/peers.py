@@ -38,7 +38,9 @@ from sparseset.jit.types import all_fields
 from sparseset.kernels import claim, find, live_index, swap_remove
 from sparseset.kernels.set_rows import row_contains
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 SPACE = 4 * N
 SEED = 12345
 
