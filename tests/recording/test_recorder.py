@@ -313,6 +313,10 @@ def test_an_ambiguous_column_name_asks_for_the_component():
     w.register("b", {"v": "f8", "u": "f8"})
     with pytest.raises(ValueError, match=r"column 'v' is in components 'a', 'b'"):
         Recorder(w, agents={"v": "v"})
+    rec = Recorder(w, agents={"v": "b.v", "u": ("a", "u")})
+    w.add("a", w.create(1), v=1.0, u=2.0)
+    rec.collect()
+    assert rec.agent_table().num_rows == 0  # no entity holds both a and b
 
 
 @pytest.mark.parametrize(

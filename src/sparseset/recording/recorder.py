@@ -82,9 +82,10 @@ class Recorder:
     agents : dict, optional
         Agent reporters, ``name -> reporter``: one value per agent. A
         reporter is a column, named by a one-column component's name
-        (``"wealth"``) or a column name only one component has, or by a
-        ``(component, column)`` tuple; or a callable ``f(source,
-        handles)`` returning an array with one row per handle.
+        (``"wealth"``), a column name only one component has,
+        ``"component.column"`` or a ``(component, column)`` tuple; or a
+        callable ``f(source, handles)`` returning an array with one row
+        per handle.
     of : str or sequence of str, optional
         The components whose entities are the agents, besides those the
         agent reporters name. The agents are the entities holding all of

@@ -187,6 +187,11 @@ def _resolve(
             f"agent reporter {name!r}: column {spec!r} is in components "
             f"{', '.join(map(repr, holders))}; name one as (component, column)"
         )
+    # "component.column", as World.to_arrow names a column of a
+    # many-column component.
+    component, dot, column = spec.rpartition(".")
+    if dot and column in columns.get(component, ()):
+        return component, column
     if spec in columns:
         raise ValueError(
             f"agent reporter {name!r}: component {spec!r} has "
@@ -204,9 +209,10 @@ def agent_reporters(
 ) -> list[AgentReporter]:
     """``agents={name: spec}`` as reporters, each name resolved in ``world``.
 
-    A spec is a column (a one-column component's name, or a column name
-    that one component has), a ``(component, column)`` tuple, or a
-    callable ``f(source, handles)`` returning one value per handle.
+    A spec is a column (a one-column component's name, a column name
+    that one component has, or ``"component.column"``), a ``(component,
+    column)`` tuple, or a callable ``f(source, handles)`` returning one
+    value per handle.
     O(r + c) for r reporters and c components.
 
     Raises
@@ -224,8 +230,8 @@ def agent_reporters(
     >>> from sparseset import World
     >>> w = World(); w.register("wealth", "i8"); w.register("body", {"mass": "f4"})
     >>> [(r.component, r.column) for r in agent_reporters(
-    ...     {"w": "wealth", "m": "mass", "b": ("body", "mass")}, w)]
-    [('wealth', 'wealth'), ('body', 'mass'), ('body', 'mass')]
+    ...     {"w": "wealth", "m": "mass", "b": ("body", "mass"), "d": "body.mass"}, w)]
+    [('wealth', 'wealth'), ('body', 'mass'), ('body', 'mass'), ('body', 'mass')]
     """
     if specs is None:
         return []
