@@ -80,7 +80,16 @@ def bench(session: nox.Session) -> None:
     session.run("asv", "machine", "--yes")
     session.run("asv", "check", "--python=same")
     session.run(
-        "asv", "run", "--quick", "--python=same", "--show-stderr", *session.posargs
+        "asv",
+        "run",
+        "--quick",
+        "--python=same",
+        # Imports the suite once and forks per benchmark, instead of a new
+        # interpreter importing numba for each.
+        "--launch-method",
+        "forkserver",
+        "--show-stderr",
+        *session.posargs,
     )
 
 

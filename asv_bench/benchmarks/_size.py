@@ -22,3 +22,10 @@ def sized(full, small=None):
     if not SMALL:
         return full
     return max(full // 100, 1) if small is None else small
+
+
+#: Whether a dask ``LocalCluster`` runs its workers as processes. At the
+#: small size they are threads of the benchmark's process: the same graphs
+#: and shard code run, without starting and importing into new
+#: interpreters for every benchmark.
+CLUSTER_PROCESSES = not SMALL

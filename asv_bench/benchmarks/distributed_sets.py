@@ -39,9 +39,9 @@ import time
 import numpy as np
 
 if __package__:
-    from ._size import sized
+    from ._size import CLUSTER_PROCESSES, sized
 else:  # run as a script: python asv_bench/benchmarks/distributed_sets.py
-    from _size import sized
+    from _size import CLUSTER_PROCESSES, sized
 
 N = sized(200_000)
 WORKERS = [1, 2]
@@ -90,7 +90,7 @@ class _OnCluster:
         self.cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
-            processes=True,
+            processes=CLUSTER_PROCESSES,
             dashboard_address=None,
             memory_limit=0,  # no spilling to disk in the middle of a timing
         )

@@ -34,9 +34,9 @@ import time
 import numpy as np
 
 if __package__:
-    from ._size import sized
+    from ._size import CLUSTER_PROCESSES, sized
 else:  # run as a script: python asv_bench/benchmarks/distributed_store.py
-    from _size import sized
+    from _size import CLUSTER_PROCESSES, sized
 
 EVENTS = sized(2_000_000)
 KEYS = sized(400_000)
@@ -64,7 +64,7 @@ def _cluster(workers):
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
-        processes=True,
+        processes=CLUSTER_PROCESSES,
         dashboard_address=None,
         memory_limit=0,  # no spilling to disk in the middle of a timing
     )
