@@ -16,6 +16,7 @@ True
 
 from ._version import __version__
 from .io import FormatError
+from .recording import Recorder
 from .schedule import Schedule
 from .sets import Checkpoint, SetArray, SparseSet
 from .stores import ComponentStore, SparseMap, UnknownColumnError
@@ -50,6 +51,7 @@ __all__ = [
     "EntityStore",
     "FormatError",
     "Group",
+    "Recorder",
     "Schedule",
     "SetArray",
     "SparseMap",
