@@ -24,8 +24,9 @@ first runs of its batches (``Schedule.modes``), which the warm-up covers.
 from sparseset.demo.particles import ParticleWorld
 
 from ._demo_floor import FloorParticles
+from ._size import sized
 
-N = 1_000_000
+N = sized(1_000_000)
 #: Steps before timing: the demo's steady state (every kernel compiled,
 #: the first despawns and respawns done, each batch's ways of using the
 #: threads tried).
