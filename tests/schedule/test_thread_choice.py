@@ -26,7 +26,7 @@ from sparseset.schedule.schedule import (
 
 def test_a_choice_tries_each_way_then_keeps_the_cheapest():
     c = Choice(MODES)
-    costs = {"systems": 1.03, "both": 1.02, "kernels": 1.0, "one": 1.04}
+    costs = {"systems": 1.3, "both": 1.2, "kernels": 1.0, "one": 1.4}
     tried = []
     for _ in range(FIRST_TRIALS * len(MODES)):
         mode = c.pick()
@@ -40,7 +40,7 @@ def test_a_choice_tries_each_way_then_keeps_the_cheapest():
         assert mode == "kernels" or c.idle[mode] >= RETRY_RUNS
         runs.append(mode)
         c.record(mode, costs[mode])
-    assert runs.count("kernels") > 3 * RETRY_RUNS and set(runs) == set(MODES)
+    assert runs.count("kernels") > 3 * RETRY_RUNS and set(runs) > {"kernels"}
 
 
 def test_a_ways_cost_is_the_least_of_its_recent_runs():
@@ -51,6 +51,15 @@ def test_a_ways_cost_is_the_least_of_its_recent_runs():
     for _ in range(SAMPLES):
         c.record("kernels", 2.0)  # the kernels' way got slower, every run
     assert c.seconds["kernels"] == 2.0 and c.best == "one"
+
+
+def test_ways_within_the_noise_do_not_take_turns():
+    c = Choice(("kernels", "one"))
+    for cost in (1.0, 0.97, 1.0, 0.98):  # "one" is cheaper, but by under 5%
+        c.record(c.pick(), cost)
+    assert c.best == "kernels" and c.seconds["one"] < c.seconds["kernels"]
+    c.record("one", 0.9)  # now by more: the batch switches
+    assert c.best == "one"
 
 
 def test_a_big_loss_waits_long_enough_to_cost_little():
