@@ -217,6 +217,47 @@ def rows_of_handles(
     return -1
 
 
+@njit(cache=True, nogil=True)
+def index_handles(
+    generations: Generations,
+    count: Int,
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    handles: IntArray,
+    out: Handles,
+    ahead: Int,
+) -> None:
+    """``out[k]`` = the row of ``handles[k]`` in a store keyed by entity
+    index (``sparse``, ``dense``, ``n``), -1 where the handle is dead or
+    has no row there: :func:`rows_of_handles` that does not stop, one pass
+    where resolving the handles and then looking up their indexes would
+    read the batch twice. It only reads, so it releases the GIL.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([0, 1], np.uint32) | np.uint32(LIVE)
+    >>> sparse = np.array([1, 0], np.uint32); dense = np.array([1, 0], np.int32)
+    >>> out = np.empty(3, np.int64); handles = np.array([2**32 + 1, 0, 1])
+    >>> index_handles(generations, 2, sparse, dense, 1, handles, out, 8)
+    >>> out.tolist()
+    [0, -1, -1]
+    """
+    last = handles.shape[0] - 1
+    half = ahead // 2
+    for k in range(handles.shape[0]):
+        coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
+        prefetch(generations, coming)
+        prefetch_slot(sparse, coming)
+        if looks_ahead(sparse):
+            near = np.int64(handles[min(k + half, last)]) & INDEX_MASK
+            c = lookup(sparse, near)
+            prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
+        i = live_index(generations, count, handles[k])
+        out[k] = -1 if i < 0 else find(sparse, dense, n, i)
+
+
 @typed_njit(**NO_NRT)
 def live_index(generations: Generations, count: Int, handle: Int) -> np.int64:
     """The index of ``handle`` if it is alive, else -1 (see :func:`resolve`):

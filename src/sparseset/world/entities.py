@@ -331,6 +331,52 @@ class Entities:
         failed = share_out(count, find) if shared(count) else find(0, count)
         return None if failed else out
 
+    def index_in(
+        self, handles: Any, sparse: Any, dense: np.ndarray, n: int
+    ) -> tuple[np.ndarray, bool]:
+        """The row of each handle in a store keyed by entity index (its
+        index ``sparse``, ``dense`` and ``n``), -1 where the handle is dead
+        or has no row there, and whether the argument was one handle. One
+        pass (:func:`~sparseset.kernels.entities.index_handles`), in spans on
+        several threads for a big batch (:mod:`sparseset.sets.pool`). Bad
+        input (negative, non-integer) raises as every batch call does.
+
+        Examples
+        --------
+        >>> table = Entities(3); e = table.create(3); table.kill(e[2:] & 0xFFFFFFFF)
+        1
+        >>> sparse = np.array([1, 0, 0], np.uint32); dense = np.array([1, 0], np.int32)
+        >>> rows, scalar = table.index_in(e, sparse, dense, 2)
+        >>> rows.tolist(), scalar
+        ([1, 0, -1], False)
+        """
+        arr, scalar = as_ids(handles)
+        reject_negative(arr, scalar)
+        ids = kernel_ids(arr)
+        count = ids.shape[0]
+        out = np.empty(count, np.int64)
+        generations, used = self.generations, self.count
+        ahead = config.ADD_PREFETCH_AHEAD
+
+        def find(start: int, stop: int) -> bool:
+            kernels.index_handles(
+                generations,
+                used,
+                sparse,
+                dense,
+                n,
+                ids[start:stop],
+                out[start:stop],
+                ahead,
+            )
+            return False
+
+        if shared(count):
+            share_out(count, find)
+        else:
+            find(0, count)
+        return out, scalar
+
     def index_of(self, handle: int) -> int:
         """The index of ``handle`` (a non-negative Python int) if it is alive,
         else -1: for one handle, where a kernel call costs more.

@@ -1152,8 +1152,8 @@ class EntityStore(ComponentStore):
         >>> w["tag"].index(e).tolist()
         [-1, 0]
         """
-        keys, scalar = self._resolved(ids)
-        rows = self._engine.index_ids(keys, scalar)
+        a = self._state()
+        rows, scalar = self._entities.index_in(ids, a.sparse, a.dense, a.n)
         return int(rows[0]) if scalar else rows
 
     @property
