@@ -30,7 +30,7 @@ N = sized(1_000_000)
 #: Steps before timing: the demo's steady state (every kernel compiled,
 #: the first despawns and respawns done, each batch's ways of using the
 #: threads tried).
-WARM_STEPS = 12
+WARM_STEPS = 20
 
 
 class DemoStep:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import statistics
 import threading
 import time
 import weakref
@@ -73,9 +74,9 @@ RETRY_MAX = 128
 #: of its time, on average: a way that cost twice the best waits 50 runs.
 RETRY_SHARE = 0.02
 #: Each way is tried this many times before the cheapest is kept, and a
-#: way's cost is the least of its last SAMPLES runs.
-FIRST_TRIALS = 2
-SAMPLES = 3
+#: way's cost is the median of its last SAMPLES runs.
+FIRST_TRIALS = 3
+SAMPLES = 5
 #: The way a batch keeps changes only for one that cost this share less:
 #: ways within the noise of each other do not take turns.
 SWITCH_MARGIN = 0.05
@@ -293,18 +294,19 @@ class Choice:
     losing way is tried again after :data:`RETRY_RUNS` runs (twice as long
     after each loss, and long enough that its re-trials cost
     :data:`RETRY_SHARE` of the batch's time; at most :data:`RETRY_MAX`). A
-    way's cost is the least of its last :data:`SAMPLES` runs: a run that
-    another process interrupted does not condemn a way, and a way that
-    stays slow shows it in all of them. So a batch settles on what is
-    fastest on this machine, and follows when the load changes.
+    way's cost is the median of its last :data:`SAMPLES` runs: a run that
+    another process interrupted does not condemn a way, and a lucky run
+    does not crown one (on busy cores the threaded ways vary most). So a
+    batch settles on what is fastest on this machine, and follows when the
+    load changes.
 
     Examples
     --------
     >>> c = Choice(("kernels", "one"))
-    >>> for cost in (2.0, 1.0, 2.5, 1.5):
+    >>> for cost in (2.0, 1.0, 2.5, 1.5, 2.2, 1.2):
     ...     c.record(c.pick(), cost)
     >>> c.seconds, c.best
-    ({'kernels': 2.0, 'one': 1.0}, 'one')
+    ({'kernels': 2.2, 'one': 1.2}, 'one')
     >>> [c.pick() for _ in range(3)]
     ['one', 'one', 'one']
     """
@@ -321,11 +323,15 @@ class Choice:
 
     @property
     def seconds(self) -> dict[str, float]:
-        """Each measured way's cost: the least of its recent runs.
+        """Each measured way's cost: the median of its recent runs.
 
         O(m) for m ways.
         """
-        return {m: min(self.samples[m]) for m in self.modes if m in self.samples}
+        return {
+            m: statistics.median(self.samples[m])
+            for m in self.modes
+            if m in self.samples
+        }
 
     @property
     def best(self) -> str:
