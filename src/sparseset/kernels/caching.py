@@ -10,7 +10,9 @@ and run.
 
 So this package's cached functions keep their cache in a checked form:
 each index and data file is a header (:data:`MAGIC`), the SHA-256 of its
-payload, then the payload numba would have written. A file whose header
+payload, then the payload numba would have written (a data file's also
+names its entry's key and source stamp, so a data file left over from
+another entry is never taken for this one). A file whose header
 or digest does not match, whose payload does not unpickle, or whose
 compiled code does not rebuild is a cache miss: the kernel compiles as if
 the cache were empty and the next save overwrites the bad file. The first
@@ -151,6 +153,7 @@ class CheckedCacheFile(caching.IndexDataCacheFile):
         if not (isinstance(found, tuple) and len(found) == 3):
             return {}
         version, stamp, overloads = found
+        caching._cache_log("[cache] index loaded from %r", self._index_path)
         if version != self._version or stamp != self._source_stamp:
             return {}
         if not isinstance(overloads, dict):
@@ -161,15 +164,47 @@ class CheckedCacheFile(caching.IndexDataCacheFile):
         payload = self._dump((self._version, self._source_stamp, overloads))
         with self._open_for_write(self._index_path) as f:
             f.write(seal(payload))
+        caching._cache_log("[cache] index saved to %r", self._index_path)
 
-    def _load_data(self, name: str) -> Any:
-        # A missing data file raises OSError, which numba's load treats as
-        # a miss; anything unusable is None, also a miss.
-        return self._read(self._data_path(name))
-
-    def _save_data(self, name: str, data: Any) -> None:
+    def save(self, key: Any, data: Any) -> None:
+        """Save an entry as numba does, its data file holding the entry's
+        key and source stamp too."""
+        overloads = self._load_index()
+        name = overloads.get(key)
+        if name is None:
+            taken = set(overloads.values())
+            number = 1
+            while self._data_name(number) in taken:
+                number += 1
+            name = overloads[key] = self._data_name(number)
+            self._save_index(overloads)
+        payload = self._dump((self._source_stamp, key, data))
         with self._open_for_write(self._data_path(name)) as f:
-            f.write(seal(self._dump(data)))
+            f.write(seal(payload))
+        caching._cache_log("[cache] data saved to %r", self._data_path(name))
+
+    def load(self, key: Any) -> Any:
+        """The entry saved for ``key``, or None. A data file that holds
+        another entry (left by a save killed between writing the index and
+        the data, or by another version) is a miss too."""
+        name = self._load_index().get(key)
+        if name is None:
+            return None
+        path = self._data_path(name)
+        try:
+            found = self._read(path)
+        except OSError:  # removed while the index still names it
+            return None
+        if found is None:
+            return None
+        if not (isinstance(found, tuple) and len(found) == 3):
+            warn_once(path, "not an entry")
+            return None
+        stamp, saved_key, data = found
+        if stamp != self._source_stamp or saved_key != key:
+            return None
+        caching._cache_log("[cache] data loaded from %r", path)
+        return data
 
 
 class CheckedFunctionCache(caching.FunctionCache):
