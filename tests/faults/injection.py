@@ -20,6 +20,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from sparseset import ComponentStore, SparseSet, World
+
 #: Seconds to wait for an interrupt that a critical call deferred.
 DELIVERY_SECONDS = 10.0
 
@@ -94,3 +98,46 @@ def lock_is_free(lock: Any) -> bool:
     thread.start()
     thread.join()
     return free == [True]
+
+
+# -- states to compare, each checking its container's invariants ----------
+
+
+def check_set(s: SparseSet) -> None:
+    ids = s.ids
+    assert ids.shape[0] == len(s) == len(set(ids.tolist()))
+    assert bool(s.contains(ids).all())
+    assert s.index(ids).tolist() == list(range(len(s)))
+
+
+def set_state(s: SparseSet) -> Any:
+    check_set(s)
+    return sorted(s.ids.tolist())
+
+
+def check_store(store: ComponentStore) -> Any:
+    ids = store.ids
+    assert ids.shape[0] == len(store) == len(set(ids.tolist()))
+    assert bool(store.contains(ids).all())
+    return {
+        "ids": ids.tolist(),
+        **{name: store[name].tolist() for name in store.columns},
+    }
+
+
+def world_state(w: World) -> Any:
+    alive = w.entities
+    assert bool(w.alive(alive).all())
+    state: dict[str, Any] = {"alive": sorted(alive.tolist())}
+    for name in w.components:
+        store = w[name]
+        handles = store.ids
+        assert handles.shape[0] == len(set(handles.tolist()))
+        assert bool(w.alive(handles).all())
+        assert bool(w.has(name, handles).all())
+        order = np.argsort(handles)
+        state[name] = {
+            "ids": handles[order].tolist(),
+            **{col: store[col][order].tolist() for col in store.columns},
+        }
+    return state

@@ -17,7 +17,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from injection import events_of, interrupt_at, lock_is_free, points
+from injection import (
+    check_store,
+    events_of,
+    interrupt_at,
+    lock_is_free,
+    points,
+    set_state,
+    world_state,
+)
 
 from sparseset import ComponentStore, Schedule, SparseSet, World
 from sparseset.sets import interrupts
@@ -25,46 +33,6 @@ from sparseset.sets.locking import BORN_WRITING, guard_of
 
 #: Injection points per case at most (every point when a call has fewer).
 MOST = 60
-
-
-def check_set(s: SparseSet) -> None:
-    ids = s.ids
-    assert ids.shape[0] == len(s) == len(set(ids.tolist()))
-    assert bool(s.contains(ids).all())
-    assert s.index(ids).tolist() == list(range(len(s)))
-
-
-def set_state(s: SparseSet) -> Any:
-    check_set(s)
-    return sorted(s.ids.tolist())
-
-
-def check_store(store: ComponentStore) -> Any:
-    ids = store.ids
-    assert ids.shape[0] == len(store) == len(set(ids.tolist()))
-    assert bool(store.contains(ids).all())
-    return {
-        "ids": ids.tolist(),
-        **{name: store[name].tolist() for name in store.columns},
-    }
-
-
-def world_state(w: World) -> Any:
-    alive = w.entities
-    assert bool(w.alive(alive).all())
-    state: dict[str, Any] = {"alive": sorted(alive.tolist())}
-    for name in w.components:
-        store = w[name]
-        handles = store.ids
-        assert handles.shape[0] == len(set(handles.tolist()))
-        assert bool(w.alive(handles).all())
-        assert bool(w.has(name, handles).all())
-        order = np.argsort(handles)
-        state[name] = {
-            "ids": handles[order].tolist(),
-            **{col: store[col][order].tolist() for col in store.columns},
-        }
-    return state
 
 
 def run_case(

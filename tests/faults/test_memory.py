@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from injection import lock_is_free
-from test_interrupts import check_store, set_state, world_state
+from injection import check_store, lock_is_free, set_state, world_state
 
 from sparseset import ComponentStore, SparseSet, World
 from sparseset.sets.locking import BORN_WRITING, guard_of
