@@ -22,7 +22,9 @@ once all of it has been read and checked.
 
 Writes are atomic: files go to a temporary directory next to the target,
 are flushed to disk, and the directory then takes the target's place (on
-Linux by one atomic exchange; elsewhere by two renames).
+Linux by one atomic exchange; elsewhere by two renames). What a killed
+save leaves is cleared by the next save to the same path
+(:func:`sparseset.io.npz.sweep`).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .npz import FormatError, write_atomic
+from .npz import FormatError, sweep, temporary_prefix, write_atomic
 from .tabular import (
     TABLE_KEY,
     Chooser,
@@ -249,7 +251,10 @@ def save_state(
             f"replaced"
         )
     meta, tables = _state_tables(state)
-    temporary = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    sweep(directory, name)
+    temporary = tempfile.mkdtemp(
+        prefix=temporary_prefix(name), suffix=".tmp", dir=directory
+    )
     try:
         files = []
         for file_name, table in tables.items():
