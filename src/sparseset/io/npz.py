@@ -176,11 +176,14 @@ def write_atomic(
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)
-        sync_directory(directory)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+    # The new file is whole and in place: a failure to flush the rename
+    # itself to disk must not report the save as failed.
+    with contextlib.suppress(OSError):
+        sync_directory(directory)
 
 
 def load(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any]:

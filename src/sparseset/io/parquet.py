@@ -29,6 +29,7 @@ save leaves is cleared by the next save to the same path
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -278,10 +279,13 @@ def save_state(
         )
         _sync_directory(temporary)
         _put_in_place(temporary, target)
-        _sync_directory(directory)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+    # The new world is whole and in place: a failure to flush the rename
+    # itself to disk must not report the save as failed.
+    with contextlib.suppress(OSError):
+        _sync_directory(directory)
 
 
 def _manifest_crc(body: dict[str, Any]) -> int:
