@@ -27,7 +27,7 @@ from injection import (
     world_state,
 )
 
-from sparseset import ComponentStore, Schedule, SparseSet, World
+from sparseset import ComponentStore, Schedule, SparseMap, SparseSet, World
 from sparseset.sets import interrupts
 from sparseset.sets.locking import BORN_WRITING, guard_of
 
@@ -120,6 +120,23 @@ def test_store_batches():
 
     for make in (add, remove, put):
         run_case(make, check_store)
+
+
+def test_maps_and_rollbacks():
+    def put():
+        m = SparseMap("f8")
+        m[[1, 2, 3]] = [1.0, 2.0, 3.0]
+        return m, lambda: m.__setitem__([2, 7, 900], [5.0, 6.0, 7.0])
+
+    def roll():
+        s = SparseSet()
+        s.add(range(30))
+        token = s.checkpoint()
+        s.discard([3, 4, 5, 29])
+        return s, lambda: s.rollback(token)
+
+    run_case(put, lambda m: check_store(m.store))
+    run_case(roll, set_state)
 
 
 def new_world() -> tuple[World, list[Any]]:
