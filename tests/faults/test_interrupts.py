@@ -10,8 +10,10 @@ invariant holds, and its lock is free for other threads.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -243,3 +245,51 @@ def test_world_saves(tmp_path, fmt):
 
     # Parquet saves fsync several files: fewer points, as each costs more.
     assert run_case(save, on_disk, MOST if fmt == "npz" else 25) > 0
+
+
+def test_ctrl_c_inside_a_system_raises_there():
+    """A system is user code (it runs through ``call_outside``): Ctrl-C
+    there raises at once, not after the batch, and the batch's deferred
+    commands are dropped (the entities they held are not created)."""
+    w, _ = new_world()
+    before = world_state(w)
+    sch = Schedule()
+    spins = []
+
+    @sch.system(writes=("pos",))
+    def spin(world, commands):
+        commands.create(5)
+        while len(spins) < 100_000:  # until Ctrl-C (a bound, were it deferred)
+            spins.append(1)
+            if len(spins) == 10:
+                _thread.interrupt_main()
+
+    with pytest.raises(KeyboardInterrupt) as caught:
+        sch.run(w, threads=1)
+    assert "in system 'spin' of the schedule" in caught.value.__notes__
+    assert 10 <= len(spins) < 10_000
+    assert world_state(w) == before
+    assert not interrupts.PENDING[0]
+
+
+def test_a_handler_of_the_program_is_kept():
+    def mine(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        assert interrupts.install() is False
+        assert signal.getsignal(signal.SIGINT) is mine
+        interrupts.uninstall()  # not ours: left alone
+        assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert interrupts.install() is True
+
+
+def test_an_interrupt_outside_any_call_raises_at_once():
+    frame = sys._getframe()
+    assert not interrupts.must_wait(frame)
+    with pytest.raises(KeyboardInterrupt):
+        interrupts.on_sigint(signal.SIGINT, frame)
+    assert not interrupts.PENDING[0]

@@ -184,6 +184,38 @@ def test_only_the_package_functions_get_the_checked_cache():
 
 
 ANSWER = ["True 3", "[False, True, True] [0]"]
+
+
+def test_every_cached_function_of_the_package_gets_the_checked_cache():
+    """Each module's cached kernels, whatever module declares them and in
+    whichever order modules are imported: the checked cache is installed
+    before the first kernel."""
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    import sparseset
+
+    for info in pkgutil.walk_packages(sparseset.__path__, "sparseset."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional dependency (dask) not installed
+            continue
+    checked = plain = 0
+    for name, module in list(sys.modules.items()):
+        if name != "sparseset" and not name.startswith("sparseset."):
+            continue
+        for value in vars(module).values():
+            if isinstance(value, Dispatcher) and value.py_func.__module__ == name:
+                cache = value._cache
+                if isinstance(cache, caching.CheckedFunctionCache):
+                    checked += 1
+                elif not isinstance(cache, numba_caching.NullCache):
+                    plain += 1
+    assert checked >= 50 and plain == 0, (checked, plain)
+
+
 PROGRAM = textwrap.dedent(
     """
     import warnings
