@@ -28,6 +28,7 @@ import pytest
 from injection import check_store, world_state
 
 from sparseset import ComponentStore, World
+from sparseset.io import npz as npz_io
 
 pytest.importorskip("pyarrow")
 
@@ -286,3 +287,29 @@ def test_saves_killed_at_random_moments_leave_one_whole_file(tmp_path):
         save(subjects(kind)[kill % 2], target)
         assert os.listdir(folder) == ["saved"]
     assert leftovers > 0, "no kill landed inside a save"
+
+
+def dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_the_next_save_puts_back_an_old_world_a_kill_left_aside(tmp_path):
+    """Where directories cannot be exchanged, a Parquet save renames the
+    old world aside, then the new one in: a kill between the two leaves
+    no world at the path. The next save's sweep puts the old one back
+    before anything else; temporaries of live processes stay."""
+    old = make_world(50, 1)
+    aside = tmp_path / f".saved.{npz_io.HOST}-{dead_pid()}.abc.tmp.old"
+    old.save(aside, format="parquet")
+    half = tmp_path / f".saved.{npz_io.HOST}-{dead_pid()}.def.tmp"
+    half.mkdir()
+    (half / "entities.parquet").write_bytes(b"PAR1")
+    mine = tmp_path / f".saved.{npz_io.HOST}-{os.getpid()}.ghi.tmp"
+    mine.write_bytes(b"a save of this process, under way")
+    npz_io.sweep(str(tmp_path), "saved")
+    assert sorted(os.listdir(tmp_path)) == sorted(["saved", mine.name])
+    assert world_state(World.load(tmp_path / "saved")) == world_state(old)
