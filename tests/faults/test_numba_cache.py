@@ -254,9 +254,9 @@ def test_the_reproduction_runs_over_a_damaged_cache_of_the_real_kernels(tmp_path
     # then loads instead of compiling (it compiles what is missing).
     if numba.core.config.CACHE_DIR:
         shutil.copytree(numba.core.config.CACHE_DIR, tmp_path, dirs_exist_ok=True)
-    populate = run_program(tmp_path)
-    assert populate.returncode == 0, populate.stderr
     first = run_program(tmp_path, debug=True)
+    if "data saved to" in first.stdout:  # it compiled: load what it saved
+        first = run_program(tmp_path, debug=True)
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert [line for line in lines if not line.startswith("[cache]")] == ANSWER
