@@ -124,14 +124,23 @@ def test_a_stale_source_stamp_is_a_miss(tmp_path):
 def test_the_first_unusable_file_warns_once(tmp_path):
     cache = CheckedCacheFile(str(tmp_path), BASE, STAMP)
     cache.save(KEY, ENTRY)
-    pathlib.Path(cache._index_path).write_bytes(b"cut")
+    sealed = pathlib.Path(cache._index_path).read_bytes()
+    pathlib.Path(cache._index_path).write_bytes(sealed[:-5])  # cut short
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert cache.load(KEY) is None
         assert cache.load(KEY) is None
     assert [w.category for w in caught] == [CacheRepairWarning]
     assert cache._index_path in str(caught[0].message)
+    # A foreign file (numba's own layout: a cache from before) is quiet.
+    caching.WARNED[0] = False
+    pathlib.Path(cache._index_path).write_bytes(pickle.dumps(numba.__version__))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.load(KEY) is None
+    assert not caching.WARNED[0]
     # Warnings made errors cannot turn a bad cache into an exception.
+    pathlib.Path(cache._index_path).write_bytes(sealed[:-5])
     caching.WARNED[0] = False
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -17,7 +17,8 @@ or digest does not match, whose payload does not unpickle, or whose
 compiled code does not rebuild is a cache miss: the kernel compiles as if
 the cache were empty and the next save overwrites the bad file. The first
 such miss in a process warns (:class:`CacheRepairWarning`) naming the
-file; none raises.
+file, unless the file is foreign (it does not start with :data:`MAGIC`:
+numba's own layout, a cache from before this version); none raises.
 
 :func:`install` makes numba build this cache for every function declared
 with ``cache=True`` in a ``sparseset`` module from then on; importing this
@@ -134,7 +135,11 @@ class CheckedCacheFile(caching.IndexDataCacheFile):
             raw = f.read()
         payload = unseal(raw)
         if payload is None:
-            warn_once(path, "failed its digest check")
+            # A file that does not start as ours (numba's own layout, what
+            # versions before this one wrote, or a file cut inside the
+            # header) is foreign: a quiet miss, or every upgrade would warn.
+            if raw[: len(MAGIC)] == MAGIC[: len(raw)] and len(raw) > len(MAGIC):
+                warn_once(path, "failed its digest check")
             return None
         try:
             return pickle.loads(payload)
