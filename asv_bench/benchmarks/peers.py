@@ -273,10 +273,6 @@ class TwinMethods:
 
     number = 3
     repeat = (5, 20, 20.0)
-    # setup compiles a dozen functions (twins of four kinds and their
-    # floors) on an empty cache: more than asv's default minute on a
-    # loaded machine.
-    timeout = 300
 
     def setup(self):
         rng = np.random.default_rng(SEED)

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 
 import numba
 
+from ..sets.interrupts import call_outside, critical
 from ..sets.pool import helpers
 from ..world.commands import Commands
 from ..world.tracking import Reader
@@ -789,6 +790,7 @@ class Schedule:
         changes.open(world)
         return changes
 
+    @critical  # Ctrl-C waits for the batch's end, but not inside a system
     def _run_batch(
         self,
         world: Scheduled,
@@ -817,7 +819,7 @@ class Schedule:
             began = time.perf_counter()
             try:
                 with world.deferring_into(buffers[k]):
-                    system.fn(world, **arguments)
+                    call_outside(system.fn, world, **arguments)
             except BaseException as error:  # re-raised below, after the batch
                 errors[k] = error
             else:
