@@ -18,6 +18,7 @@ from ._version import __version__
 from .io import FormatError
 from .schedule import Schedule
 from .sets import Checkpoint, SetArray, SparseSet
+from .spaces import Grid
 from .stores import ComponentStore, SparseMap, UnknownColumnError
 from .world import (
     NO_ROW,
@@ -49,6 +50,7 @@ __all__ = [
     "DeadHandleError",
     "EntityStore",
     "FormatError",
+    "Grid",
     "Group",
     "Schedule",
     "SetArray",
