@@ -7,10 +7,10 @@ members by bucket, moving ``dense`` and ``pos`` themselves into bucket
 order, so a bucket is the slot range ``start[b]:start[b + 1]``: no order
 array and no second copy of the coordinates, and neighbouring cells sit
 close in memory. A member that moves to another bucket after the build
-(:func:`move`) stays in its slot, its ``key`` changed, and joins its new
-bucket's *stray list* (``head[b]``, then ``nxt``); its ``nxt`` is
-:data:`HOME` while it sits in the range of its own bucket. Every scan
-takes a range's members whose key is the bucket, then the stray list.
+(:func:`move`) stays in its slot (``key`` keeps the bucket of the range
+holding it) and joins its new bucket's *stray list* (``head[b]``, then
+``nxt``); its ``nxt`` is :data:`HOME` while it is in that bucket. Every
+scan takes a range's members at home, then the stray list.
 
 Cells are ``floor(x / cell)`` per axis. The cell table is *dense* (a
 bucket per cell of a window, the members' bounding box at the build;
@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from .batch import reindex
+from .element import find
 from .options import NO_NRT
 
 #: ``nxt`` of a member in its own bucket's slot range.
@@ -265,30 +266,28 @@ def build(
     head[:] = END
 
 
-@njit(**NO_NRT)
-def _home(start, s):
-    """The bucket whose slot range holds slot ``s`` (binary search)."""
-    lo = 0
-    hi = start.shape[0] - 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if start[mid] <= s:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+@njit(inline="always", **NO_NRT)
+def move_one(pos, key, nxt, head, s, x0, x1, x2, dims, geo, win):
+    """Move slot ``s`` to ``(x0, x1, x2)`` and re-bucket it (the table
+    not stale); the change in the number of strays.
 
-
-@njit(**NO_NRT)
-def move_one(pos, key, nxt, start, head, s, dims, geo, win):
-    """Re-bucket slot ``s`` (its position already written, the build not
-    stale); the change in the number of strays."""
+    ``key[s]`` stays the bucket whose slot range holds ``s`` (its home);
+    away from it, the member is in the stray list of the bucket of its
+    position, which is where it is looked for to leave it."""
+    home = np.int64(key[s])
+    old = home
+    if nxt[s] != HOME:
+        old = bucket_of_slot(pos, s, dims, geo, win)
+    pos[s, 0] = x0
+    if dims > 1:
+        pos[s, 1] = x1
+    if dims > 2:
+        pos[s, 2] = x2
     b = bucket_of_slot(pos, s, dims, geo, win)
-    old = key[s]
     if b == old:
         return 0
     delta = 0
-    if nxt[s] != HOME:  # leave the old bucket's stray list
+    if old != home:  # leave the old bucket's stray list
         prev = END
         t = head[old]
         while t != s:
@@ -299,8 +298,7 @@ def move_one(pos, key, nxt, start, head, s, dims, geo, win):
         else:
             nxt[prev] = nxt[s]
         delta -= 1
-    key[s] = b
-    if _home(start, s) == b:
+    if b == home:
         nxt[s] = HOME
     else:
         nxt[s] = head[b]
@@ -310,16 +308,32 @@ def move_one(pos, key, nxt, start, head, s, dims, geo, win):
 
 
 @njit(**NO_NRT)
-def move(pos, key, nxt, start, head, slots, values, dims, geo, win):
-    """Write ``values[i]`` as the position of slot ``slots[i]`` in order (the
-    last write wins) and re-bucket each; the change in the number of strays."""
+def move(pos, key, nxt, head, slots, values, dims, geo, win):
+    """Move slot ``slots[i]`` to ``values[i]`` in order (the last move
+    wins), re-bucketing each; the change in the number of strays."""
     delta = 0
     for i in range(slots.shape[0]):
-        s = slots[i]
-        for d in range(dims):
-            pos[s, d] = values[i, d]
-        delta += move_one(pos, key, nxt, start, head, s, dims, geo, win)
+        x1 = values[i, 1] if dims > 1 else 0.0
+        x2 = values[i, 2] if dims > 2 else 0.0
+        delta += move_one(
+            pos, key, nxt, head, slots[i], values[i, 0], x1, x2, dims, geo, win
+        )
     return delta
+
+
+@njit(**NO_NRT)
+def differs(sparse, dense, n, pos, ids, values, dims, out):
+    """``out[i]``: 0 where ``ids[i]`` is a member at ``values[i]``, 1 where
+    it is a member elsewhere, 2 where it is absent."""
+    for i in range(ids.shape[0]):
+        s = find(sparse, dense, n, ids[i])
+        if s < 0:
+            out[i] = 2
+            continue
+        out[i] = 0
+        for d in range(dims):
+            if pos[s, d] != values[i, d]:
+                out[i] = 1
 
 
 @njit(**NO_NRT)
@@ -345,13 +359,12 @@ def _emit(dense, me, q, out_a, out_b, m):
 
 @njit(inline="always", **NO_NRT)
 def _scan_range(
-    dense, pos, key, strays, b, first, last, x0, x1, x2, dims, geo, metric,
+    dense, pos, nxt, strays, first, last, x0, x1, x2, dims, geo, metric,
     rr, me, out_a, out_b, m, write,
 ):  # fmt: skip
-    """Test slots ``first:last`` of bucket ``b`` (those whose key is ``b``)
-    against the point; count (and write) the hits. ``me`` < 0: a query
-    point (``out_a`` gets the ids); else pairs of slot ``me`` with each
-    hit, smaller id first."""
+    """Test slots ``first:last`` (those at home) against the point; count
+    (and write) the hits. ``me`` < 0: a query point (``out_a`` gets the
+    ids); else pairs of slot ``me`` with each hit, smaller id first."""
     if not strays and metric == EUCLIDEAN and geo[1] == 0.0:
         # The common case, its loop free of every loop-invariant branch.
         if dims == 2:
@@ -374,7 +387,7 @@ def _scan_range(
                     m += 1
             return m
     for q in range(first, last):
-        if strays and key[q] != b:
+        if strays and nxt[q] != HOME:
             continue
         if _close(pos, q, x0, x1, x2, dims, geo, metric, rr):
             if write:
@@ -405,7 +418,7 @@ def _scan_bucket(
 ):  # fmt: skip
     """Every member of bucket ``d`` against the point."""
     m = _scan_range(
-        dense, pos, key, strays, d, start[d], start[d + 1], x0, x1, x2, dims,
+        dense, pos, nxt, strays, start[d], start[d + 1], x0, x1, x2, dims,
         geo, metric, rr, me, out_a, out_b, m, write,
     )  # fmt: skip
     if strays:
@@ -451,7 +464,7 @@ def _pair_point(
     x1 = pos[p, 1] if dims > 1 else 0.0
     x2 = pos[p, 2] if dims > 2 else 0.0
     m = _scan_range(
-        dense, pos, key, strays, b, first, start[b + 1], x0, x1, x2, dims, geo,
+        dense, pos, nxt, strays, first, start[b + 1], x0, x1, x2, dims, geo,
         metric, rr, p, out_a, out_b, m, write,
     )  # fmt: skip
     if strays:
@@ -503,7 +516,7 @@ def pairs(
             count = neighbour_buckets(c0, c1, c2, dims, reach, win, scratch)
             up = _above(b, count, scratch)
         for p in range(s0, s1):
-            if strays and key[p] != b:
+            if strays and nxt[p] != HOME:
                 continue
             if hashed:
                 up = _point_neighbours(pos, p, b, dims, geo, win, reach, scratch)
@@ -580,6 +593,40 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, write):
 
 
 @njit(**NO_NRT)
+def within_plain(dense, pos, start, steps, dims, geo, win, rr, points, offsets,
+                 found, write):  # fmt: skip
+    """:func:`within` where :func:`pairs_plain` applies: one tight loop."""
+    for i in range(points.shape[0]):
+        x0 = points[i, 0]
+        x1 = points[i, 1]
+        x2 = points[i, 2] if dims > 2 else 0.0
+        c0, c1, c2 = cell_of_point(x0, x1, x2, dims, geo, win)
+        b = bucket_of(c0, c1, c2, win)
+        m = offsets[i] if write else 0
+        for j in range(steps.shape[0]):
+            d = b + steps[j]
+            if dims == 2:
+                for q in range(start[d], start[d + 1]):
+                    e0 = pos[q, 0] - x0
+                    e1 = pos[q, 1] - x1
+                    if e0 * e0 + e1 * e1 <= rr:
+                        if write:
+                            found[m] = dense[q]
+                        m += 1
+            else:
+                for q in range(start[d], start[d + 1]):
+                    e0 = pos[q, 0] - x0
+                    e1 = pos[q, 1] - x1
+                    e2 = pos[q, 2] - x2
+                    if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
+                        if write:
+                            found[m] = dense[q]
+                        m += 1
+        if not write:
+            offsets[i + 1] = m
+
+
+@njit(**NO_NRT)
 def _point_neighbours(pos, p, b, dims, geo, win, reach, scratch):
     """The buckets above ``b`` around slot ``p``'s cell, into ``scratch``."""
     x1 = pos[p, 1] if dims > 1 else 0.0
@@ -648,7 +695,7 @@ def at(dense, pos, key, nxt, start, head, strays, dims, geo, win, cells, c,
             if q < s1:
                 s = q
                 q += 1
-                if strays and key[s] != b:
+                if strays and nxt[s] != HOME:
                     continue
             elif stray != END:
                 s = stray

@@ -19,7 +19,7 @@ import numpy as np
 from .. import kernels
 from ..kernels import spaces as sk
 from ..sets.engine import SetEngine
-from ..sets.ids import as_ids, describe, kernel_ids
+from ..sets.ids import as_ids, describe, kernel_ids, reject_negative
 from ..sets.index_kinds import kind_named
 from ..sets.locking import Guarded, atomic
 
@@ -341,7 +341,6 @@ class Grid(Guarded):
                     self._pos,
                     self._key,
                     self._nxt,
-                    self._start,
                     self._head,
                     slots,
                     values,
@@ -507,6 +506,41 @@ class Grid(Guarded):
         out: np.ndarray = self._pos[slots]
         return out
 
+    def differs(self, ids: Any, pos: Any) -> np.ndarray:
+        """For each id, 0 if it is a member at ``pos`` (wrapped on a torus),
+        1 if it is a member elsewhere, 2 if it is absent: what a ``place``
+        of them would change (an int8 array).
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer or a coordinate not a number.
+        ValueError
+            If an id is negative, a coordinate NaN or infinite, or the shape
+            is wrong.
+
+        Notes
+        -----
+        O(k) for k ids.
+
+        Examples
+        --------
+        >>> g = Grid(); g.place([1, 2], [[0, 0], [1, 1]])
+        2
+        >>> g.differs([1, 2, 3], [[0, 0], [1, 2], [0, 0]]).tolist()
+        [0, 1, 2]
+        """
+        arr, scalar = as_ids(ids)
+        reject_negative(arr, scalar)
+        values = self._points(pos, arr.shape[0], "pos")
+        state = self._engine.state
+        out = np.empty(arr.shape[0], np.int8)
+        sk.differs(
+            state.sparse, state.dense, state.n, self._pos, kernel_ids(arr),
+            values, self._dims, out,
+        )  # fmt: skip
+        return out
+
     # -- queries --------------------------------------------------------------
 
     def _table(self) -> None:
@@ -636,12 +670,7 @@ class Grid(Guarded):
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps,
         )  # fmt: skip
-        if (
-            steps.shape[0]
-            and code == sk.EUCLIDEAN
-            and not self._strayed()
-            and self._dims > 1
-        ):
+        if self._plain(steps, code):
             plain = (state.dense, self._pos, self._start, steps, self._dims, rr)
             m = sk.pairs_plain(*plain, none, none, False)
             a = np.empty(m, np.int64)
@@ -696,16 +725,33 @@ class Grid(Guarded):
             rr = rr * rr
         state = self._engine.state
         offsets = np.zeros(pts.shape[0] + 1, np.int64)
-        args = (
+        args: tuple[Any, ...] = (
             state.dense, self._pos, self._key, self._nxt, self._start, self._head,
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps, pts, offsets,
         )  # fmt: skip
-        sk.within(*args, offsets[:0], False)
+        kernel = sk.within
+        if self._plain(steps, code):
+            kernel = sk.within_plain
+            args = (
+                state.dense, self._pos, self._start, steps, self._dims, self._geo,
+                self._win, rr, pts, offsets,
+            )  # fmt: skip
+        kernel(*args, offsets[:0], False)
         np.cumsum(offsets, out=offsets)
         found = np.empty(int(offsets[-1]), np.int64)
-        sk.within(*args, found, True)
+        kernel(*args, found, True)
         return offsets, found
+
+    def _plain(self, steps: np.ndarray, code: int) -> bool:
+        """Whether the tight kernels apply: a dense table without strays
+        whose padding covers the reach, euclidean distances, 2 or 3 axes."""
+        return bool(
+            steps.shape[0]
+            and code == sk.EUCLIDEAN
+            and not self._strayed()
+            and self._dims > 1
+        )
 
     def at(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
         """The members whose cell is each of ``cells``, as CSR.
