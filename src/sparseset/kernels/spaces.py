@@ -113,7 +113,7 @@ def bucket_of_slot(pos, s, dims, geo, win):
 
 
 @njit(inline="always", **NO_NRT)
-def _axis_range(c, d, k, win):
+def axis_range(c, d, k, win):
     """``(first, count, wrap)`` of the table cells within ``k`` of ``c`` on
     axis ``d``: cells ``first + t`` for ``t < count``, modulo ``wrap``
     when it is not 0; never one cell twice."""
@@ -135,13 +135,13 @@ def neighbour_buckets(c0, c1, c2, dims, reach, win, out):
     """Write the distinct buckets of the cells within ``reach[d]`` cells of
     ``(c0, c1, c2)`` into ``out``; return how many. A hashed table whose
     whole is no bigger than the list answers every bucket."""
-    f0, n0, w0 = _axis_range(c0, 0, reach[0], win)
+    f0, n0, w0 = axis_range(c0, 0, reach[0], win)
     f1, n1, w1 = np.int64(0), np.int64(1), np.int64(0)
     f2, n2, w2 = np.int64(0), np.int64(1), np.int64(0)
     if dims > 1:
-        f1, n1, w1 = _axis_range(c1, 1, reach[1], win)
+        f1, n1, w1 = axis_range(c1, 1, reach[1], win)
     if dims > 2:
-        f2, n2, w2 = _axis_range(c2, 2, reach[2], win)
+        f2, n2, w2 = axis_range(c2, 2, reach[2], win)
     hashed = win[W_MODE] != 0
     if hashed and n0 * n1 * n2 >= win[W_MASK] + 1:
         for b in range(win[W_MASK] + 1):
@@ -191,7 +191,7 @@ def _shell_sort(out, m):
 
 
 @njit(inline="always", **NO_NRT)
-def _close(pos, q, x0, x1, x2, dims, geo, metric, rr):
+def close(pos, q, x0, x1, x2, dims, geo, metric, rr):
     """Whether slot ``q`` lies within the radius (``rr``: r squared for the
     euclidean metric, r otherwise) of the point."""
     e0 = abs(pos[q, 0] - x0)
@@ -389,7 +389,7 @@ def _scan_range(
     for q in range(first, last):
         if strays and nxt[q] != HOME:
             continue
-        if _close(pos, q, x0, x1, x2, dims, geo, metric, rr):
+        if close(pos, q, x0, x1, x2, dims, geo, metric, rr):
             if write:
                 _emit(dense, me, q, out_a, out_b, m)
             m += 1
@@ -403,7 +403,7 @@ def _scan_strays(
 ):  # fmt: skip
     """:func:`_scan_range` over a stray list from ``q`` on."""
     while q != END:
-        if _close(pos, q, x0, x1, x2, dims, geo, metric, rr):
+        if close(pos, q, x0, x1, x2, dims, geo, metric, rr):
             if write:
                 _emit(dense, me, q, out_a, out_b, m)
             m += 1

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernels
+from ..jit.grid import GridTwin
 from ..kernels import spaces as sk
 from ..sets.engine import SetEngine
 from ..sets.ids import as_ids, describe, kernel_ids, reject_negative
@@ -117,10 +118,10 @@ class Grid(Guarded):
         "_geo",
         "_head",
         "_key",
+        "_meta",
         "_nxt",
         "_pos",
         "_start",
-        "_strays",
         "_torus",
         "_win",
     )
@@ -166,8 +167,11 @@ class Grid(Guarded):
         self._nxt = np.zeros(0, np.uint32)
         self._start = np.zeros(1, np.int64)
         self._head = np.zeros(0, np.uint32)
-        self._strays = 0
-        self._built = False
+        #: ``[strays, version]``, shared with twins: the members moved to
+        #: another bucket since the build, and a count of builds (a twin
+        #: from before the last one is stale).
+        self._meta = np.zeros(2, np.int64)
+        self._built = False  # the cell table needs a build
 
     # -- properties ---------------------------------------------------------
 
@@ -330,13 +334,13 @@ class Grid(Guarded):
         state.n = new_n
         if new_n != n:
             state.epoch += 1
-            self._built = False
+            self._stale()
         if (
             self._built
             and slots.shape[0]
-            and self._strays + slots.shape[0] <= STRAY_SHARE * new_n
+            and self._meta[0] + slots.shape[0] <= STRAY_SHARE * new_n
         ):
-            self._strays += int(
+            self._meta[0] += int(
                 sk.move(
                     self._pos,
                     self._key,
@@ -351,8 +355,13 @@ class Grid(Guarded):
             )
         else:
             sk.scatter(self._pos, slots, values, self._dims)
-            self._built = False
+            self._stale()
         return int(new_n - n)
+
+    def _stale(self) -> None:
+        """The cell table needs a build; twins handed out are stale."""
+        self._built = False
+        self._meta[1] += 1
 
     def _fit(self, rows: int, n: int) -> None:
         """Give the slot rows at least ``rows`` rows, keeping the first ``n``."""
@@ -365,6 +374,7 @@ class Grid(Guarded):
         nxt = np.empty(rows, np.uint32)
         nxt[:n] = self._nxt[:n]
         self._pos, self._key, self._nxt = pos, key, nxt
+        self._meta[1] += 1
 
     def discard(self, ids: Any) -> int:
         """Remove the ids that are members; how many were.
@@ -433,7 +443,7 @@ class Grid(Guarded):
         )
         removed = int(n - state.n)
         if removed:
-            self._built = False
+            self._stale()
         return removed
 
     def clear(self) -> None:
@@ -446,7 +456,7 @@ class Grid(Guarded):
         0
         """
         self._engine.clear()
-        self._built = False
+        self._stale()
 
     # -- membership -----------------------------------------------------------
 
@@ -541,12 +551,49 @@ class Grid(Guarded):
         )  # fmt: skip
         return out
 
+    @property
+    def jit(self) -> GridTwin:
+        """The grid's twin for ``@njit`` code: its own arrays (no copy), on
+        which :func:`~sparseset.jit.grid.grid_within`,
+        :func:`~sparseset.jit.grid.grid_cell`,
+        :func:`~sparseset.jit.grid.grid_move` and
+        :func:`~sparseset.jit.grid.grid_position` run without allocating.
+        Moves made through it are seen at once, by the twin and the grid.
+        A Python-side change that rebuilds the cell table (adding or
+        removing members, many moves) makes a twin stale: take a new one.
+
+        O(n) if the cell table is stale (its build), else O(1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from numba import njit
+        >>> from sparseset.jit.grid import grid_move, grid_within
+        >>> @njit
+        ... def crowd(tw, ids, out):  # each agent steps right if it has company
+        ...     for x in ids:
+        ...         if grid_within(tw, 0.0, 0.0, 0.0, 1.0, 0, out) > 1:
+        ...             grid_move(tw, x, 5.0 + x, 0.0)
+        >>> g = Grid(); g.place([1, 2], [[0, 0], [0.5, 0]])
+        2
+        >>> crowd(g.jit, np.array([1, 2]), np.empty(4, np.int64))
+        >>> g.positions([1, 2]).tolist()  # 2 saw 1 leave, and stayed
+        [[6.0, 0.0], [0.5, 0.0]]
+        """
+        self._table()
+        state = self._engine.state
+        return GridTwin(
+            state.sparse, state.dense, int(state.n), self._pos, self._key,
+            self._nxt, self._start, self._head, self._geo, self._win, self._meta,
+            int(self._meta[1]),
+        )  # fmt: skip
+
     # -- queries --------------------------------------------------------------
 
     def _table(self) -> None:
         """Rebuild the cell table if it is stale or has too many strays."""
         n = len(self._engine)
-        if self._built and self._strays <= STRAY_SHARE * n:
+        if self._built and self._meta[0] <= STRAY_SHARE * n:
             return
         dims = self._dims
         win = self._win
@@ -589,7 +636,8 @@ class Grid(Guarded):
             np.empty((n, dims), np.float64),
         )  # fmt: skip
         state.epoch += 1
-        self._strays = 0
+        self._meta[0] = 0
+        self._meta[1] += 1
         self._built = True
 
     def _reach(self, r: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -624,7 +672,7 @@ class Grid(Guarded):
         return reach, np.empty(room, np.int64), steps
 
     def _strayed(self) -> bool:
-        return self._strays > 0
+        return bool(self._meta[0] > 0)
 
     def pairs(
         self, r: float, metric: str = "euclidean"
