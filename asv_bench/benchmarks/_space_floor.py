@@ -76,3 +76,45 @@ def floor_within(xs, ys, ids, start, side, cell, points, r):
     found = np.empty(offsets[-1], np.int64)
     _floor_scan(xs, ys, ids, start, side, cell, points, r * r, offsets, found, True)
     return offsets, found
+
+
+@numba.njit(cache=True)
+def _floor_pair_scan(xs, ys, ids, start, side, r2, a, b, write):
+    """Each point against the rest of its cell and its four forward
+    neighbour cells, so that each pair is met once."""
+    m = 0
+    for cx in range(side):
+        for cy in range(side):
+            c = cx * side + cy
+            for p in range(start[c], start[c + 1]):
+                x = xs[p]
+                y = ys[p]
+                for k in range(5):
+                    nx = cx + (0, 0, 1, 1, 1)[k]
+                    ny = cy + (0, 1, -1, 0, 1)[k]
+                    if nx >= side or ny < 0 or ny >= side:
+                        continue
+                    d = nx * side + ny
+                    first = p + 1 if k == 0 else start[d]
+                    for q in range(first, start[d + 1]):
+                        ex = x - xs[q]
+                        ey = y - ys[q]
+                        if ex * ex + ey * ey <= r2:
+                            if write:
+                                a[m] = min(ids[p], ids[q])
+                                b[m] = max(ids[p], ids[q])
+                            m += 1
+    return m
+
+
+@numba.njit(cache=True)
+def floor_pairs(pos, r):
+    """Every pair within ``r`` (the cell), build included: the hand-written
+    cell list of ``../shared/perf/peers/space_peers.py``."""
+    xs, ys, ids, start, side = floor_cells(pos, r)
+    none = np.empty(0, np.int64)
+    m = _floor_pair_scan(xs, ys, ids, start, side, r * r, none, none, False)
+    a = np.empty(m, np.int64)
+    b = np.empty(m, np.int64)
+    _floor_pair_scan(xs, ys, ids, start, side, r * r, a, b, True)
+    return a, b

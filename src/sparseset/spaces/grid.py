@@ -233,6 +233,22 @@ class Grid(Guarded):
             + self._head.nbytes
         )
 
+    @property
+    def table_nbytes(self) -> int:
+        """Bytes of the cell table (part of :attr:`nbytes`): 12 a bucket.
+
+        O(1).
+
+        Examples
+        --------
+        >>> g = Grid(); g.place([1, 2], [[0, 0], [3, 3]]); g.pairs(1.0)[0].size
+        2
+        0
+        >>> g.table_nbytes == 12 * (4 + 2) ** 2 + 8  # a 4 x 4 window, padded
+        True
+        """
+        return int(self._start.nbytes + self._head.nbytes)
+
     def __repr__(self) -> str:
         return (
             f"Grid(cell={self._cell!r}, dims={self._dims}, torus={self._torus!r}, "
