@@ -537,24 +537,31 @@ def pairs(
 
 
 @njit(inline="always", **NO_NRT)
-def _pair_hit(dense, p, q, out_a, out_b, m, write):
-    if write:
-        i = np.int64(dense[p])
-        j = np.int64(dense[q])
-        out_a[m] = min(i, j)
-        out_b[m] = max(i, j)
-    return m + 1
+def _pair_out(dense, p, q, out_a, out_b, m):
+    """Write pair ``m`` (slots ``p`` and ``q``, smaller id first); False
+    if the buffers are full."""
+    if m >= out_a.shape[0]:
+        return False
+    i = np.int64(dense[p])
+    j = np.int64(dense[q])
+    out_a[m] = min(i, j)
+    out_b[m] = max(i, j)
+    return True
 
 
 @njit(**NO_NRT)
-def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, write):
+def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
     """:func:`pairs` where it is simplest and most used: a dense table
     without strays whose padding covers the reach, euclidean distances, no
-    torus. One tight loop: no branch on the metric, the torus or strays."""
+    torus, 2 or 3 axes. One pass, from bucket ``first`` on, writing as long
+    as the buffers hold: returns ``(pairs written, bucket to resume at)``,
+    the bucket -1 when done; a bucket the buffers could not hold is left
+    out whole, for the caller to resume at with bigger ones."""
     nb = start.shape[0] - 1
     up = steps.shape[0]
     m = 0
-    for b in range(nb):
+    for b in range(first, nb):
+        done = m
         s0 = start[b]
         s1 = start[b + 1]
         for p in range(s0, s1):
@@ -565,14 +572,18 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, write):
                     e0 = pos[q, 0] - x0
                     e1 = pos[q, 1] - x1
                     if e0 * e0 + e1 * e1 <= rr:
-                        m = _pair_hit(dense, p, q, out_a, out_b, m, write)
+                        if not _pair_out(dense, p, q, out_a, out_b, m):
+                            return done, b
+                        m += 1
                 for j in range(1, up):
                     d = b + steps[j]
                     for q in range(start[d], start[d + 1]):
                         e0 = pos[q, 0] - x0
                         e1 = pos[q, 1] - x1
                         if e0 * e0 + e1 * e1 <= rr:
-                            m = _pair_hit(dense, p, q, out_a, out_b, m, write)
+                            if not _pair_out(dense, p, q, out_a, out_b, m):
+                                return done, b
+                            m += 1
             else:
                 x2 = pos[p, 2]
                 for q in range(p + 1, s1):
@@ -580,7 +591,9 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, write):
                     e1 = pos[q, 1] - x1
                     e2 = pos[q, 2] - x2
                     if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
-                        m = _pair_hit(dense, p, q, out_a, out_b, m, write)
+                        if not _pair_out(dense, p, q, out_a, out_b, m):
+                            return done, b
+                        m += 1
                 for j in range(1, up):
                     d = b + steps[j]
                     for q in range(start[d], start[d + 1]):
@@ -588,8 +601,10 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, write):
                         e1 = pos[q, 1] - x1
                         e2 = pos[q, 2] - x2
                         if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
-                            m = _pair_hit(dense, p, q, out_a, out_b, m, write)
-    return m
+                            if not _pair_out(dense, p, q, out_a, out_b, m):
+                                return done, b
+                            m += 1
+    return m, -1
 
 
 @njit(**NO_NRT)

@@ -116,6 +116,7 @@ class Grid(Guarded):
         "_dims",
         "_engine",
         "_geo",
+        "_guess",
         "_head",
         "_key",
         "_meta",
@@ -171,6 +172,8 @@ class Grid(Guarded):
         #: another bucket since the build, and a count of builds (a twin
         #: from before the last one is stale).
         self._meta = np.zeros(2, np.int64)
+        #: Room for the pairs of the next :meth:`pairs` (the last count, and some).
+        self._guess = 0
         self._built = False  # the cell table needs a build
 
     # -- properties ---------------------------------------------------------
@@ -735,17 +738,41 @@ class Grid(Guarded):
             scratch, steps,
         )  # fmt: skip
         if self._plain(steps, code):
-            plain = (state.dense, self._pos, self._start, steps, self._dims, rr)
-            m = sk.pairs_plain(*plain, none, none, False)
-            a = np.empty(m, np.int64)
-            b = np.empty(m, np.int64)
-            sk.pairs_plain(*plain, a, b, True)
-            return a, b
+            return self._pairs_plain(steps, rr)
         m = sk.pairs(*args, none, none, False)
         a = np.empty(m, np.int64)
         b = np.empty(m, np.int64)
         sk.pairs(*args, a, b, True)
         return a, b
+
+    def _pairs_plain(
+        self, steps: np.ndarray, rr: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`pairs` in one pass of :func:`~sparseset.kernels.spaces.pairs_plain`,
+        into buffers that grow (and resume) if the guess was short. Pages
+        of a buffer never written cost nothing but address space."""
+        state = self._engine.state
+        n = len(self)
+        room = max(1024, self._guess, 8 * n)
+        a = np.empty(room, np.int64)
+        b = np.empty(room, np.int64)
+        m, first = 0, 0
+        while True:
+            got, first = sk.pairs_plain(
+                state.dense, self._pos, self._start, steps, self._dims, rr,
+                a[m:], b[m:], first,
+            )  # fmt: skip
+            m += int(got)
+            if first < 0:
+                break
+            room *= 2
+            a2 = np.empty(room, np.int64)
+            b2 = np.empty(room, np.int64)
+            a2[:m] = a[:m]
+            b2[:m] = b[:m]
+            a, b = a2, b2
+        self._guess = max(self._guess, m + m // 4)
+        return a[:m], b[:m]
 
     def within(
         self, points: Any, r: float, metric: str = "euclidean"
