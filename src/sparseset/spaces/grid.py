@@ -346,6 +346,11 @@ class Grid(Guarded):
         engine = self._engine
         state = engine.state
         n = state.n
+        if n and arr.shape[0]:
+            slots = engine.index_ids(arr, scalar)
+            if slots.min() >= 0:  # only moves: the set and its arrays stay
+                self._move(slots, values, n)
+                return 0
         slots = np.empty(arr.shape[0], np.int64)
         new_n = engine.insert(arr, scalar, ids, slots)
         self._fit(engine.state.dense.shape[0], n)
@@ -354,10 +359,16 @@ class Grid(Guarded):
         if new_n != n:
             state.epoch += 1
             self._stale()
+        self._move(slots, values, new_n)
+        return int(new_n - n)
+
+    def _move(self, slots: np.ndarray, values: np.ndarray, n: int) -> None:
+        """Put slots at positions: re-bucketed at once if the table is
+        current and the strays stay few, else left for the next build."""
         if (
             self._built
             and slots.shape[0]
-            and self._meta[0] + slots.shape[0] <= STRAY_SHARE * new_n
+            and self._meta[0] + slots.shape[0] <= STRAY_SHARE * n
         ):
             self._meta[0] += int(
                 sk.move(
@@ -375,7 +386,6 @@ class Grid(Guarded):
         else:
             sk.scatter(self._pos, slots, values, self._dims)
             self._stale()
-        return int(new_n - n)
 
     def _stale(self) -> None:
         """The cell table needs a build; twins handed out are stale."""
