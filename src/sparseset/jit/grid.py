@@ -25,7 +25,7 @@ from ..kernels.element import find
 
 
 class GridTwin(NamedTuple):
-    """A Grid's arrays, for ``@njit`` code (see :mod:`sparseset.jit.grid`).
+    """A Grid's arrays, for ``@njit`` code (see ``sparseset.jit.grid``).
 
     Examples
     --------
@@ -195,8 +195,8 @@ def grid_within(
 ) -> Any:
     """The members within ``r`` of ``(x0, x1, x2)`` (unused axes: 0),
     written into ``out`` as far as it holds them; returns how many there
-    are (-1 if the twin is stale). ``metric``: :data:`EUCLIDEAN`,
-    :data:`CHEBYSHEV` or :data:`MANHATTAN`.
+    are (-1 if the twin is stale). ``metric``: ``EUCLIDEAN``,
+    ``CHEBYSHEV`` or ``MANHATTAN``.
 
     Examples
     --------
