@@ -265,10 +265,16 @@ class Grid(Guarded):
     # -- input ----------------------------------------------------------------
 
     def _points(self, values: Any, count: int | None, what: str) -> np.ndarray:
-        """``values`` as a C-ordered ``(count, dims)`` float64 array (a copy),
-        finite, wrapped on a torus; raises naming the first bad row."""
+        """``values`` as a C-ordered ``(count, dims)`` float64 array, finite,
+        wrapped on a torus (then a copy; else the caller's own array if it
+        is one already: it is only read); raises naming the first bad row."""
         try:
-            arr = np.array(values, dtype=np.float64, order="C")
+            arr = np.array(
+                values,
+                dtype=np.float64,
+                order="C",
+                copy=None if self._torus is None else True,
+            )
         except (TypeError, ValueError):
             raise TypeError(f"{what} must be numbers, got {values!r:.80}") from None
         d = self._dims
