@@ -30,6 +30,7 @@ from numba import njit
 from .batch import reindex
 from .element import find
 from .options import NO_NRT
+from .prefetch import prefetch
 
 #: ``nxt`` of a member in its own bucket's slot range.
 HOME = np.uint32(0xFFFFFFFF)
@@ -316,7 +317,14 @@ def move(pos, key, nxt, head, slots, values, dims, geo, win):
     """Move slot ``slots[i]`` to ``values[i]`` in order (the last move
     wins), re-bucketing each; the change in the number of strays."""
     delta = 0
+    last = slots.shape[0] - 1
     for i in range(slots.shape[0]):
+        # The rows of a move a few ahead, loading while this one runs:
+        # movers are scattered over the slots, each a few cache misses.
+        ahead = slots[min(i + 8, last)]
+        prefetch(pos, ahead * dims)
+        prefetch(key, ahead)
+        prefetch(nxt, ahead)
         x1 = values[i, 1] if dims > 1 else 0.0
         x2 = values[i, 2] if dims > 2 else 0.0
         delta += move_one(
