@@ -80,8 +80,34 @@ def bench(session: nox.Session) -> None:
     session.run("asv", "machine", "--yes")
     session.run("asv", "check", "--python=same")
     session.run(
-        "asv", "run", "--quick", "--python=same", "--show-stderr", *session.posargs
+        "asv",
+        "run",
+        "--quick",
+        "--python=same",
+        # Imports the suite once and forks per benchmark, instead of a new
+        # interpreter importing numba for each.
+        "--launch-method",
+        "forkserver",
+        "--show-stderr",
+        *session.posargs,
     )
+
+
+@nox.session
+def bench_history(session: nox.Session) -> None:
+    """The last N commits into asv's results, and its HTML dashboard.
+
+    ``nox -s bench_history -- N [asv run arguments]``: each of HEAD's last N
+    commits is checked out into a temporary worktree and timed by the
+    current suite in this session's environment (``asv_bench/history.py``),
+    then ``asv publish`` writes the dashboard to ``asv_bench/.asv/html``
+    (``asv preview`` in ``asv_bench/`` serves it). ``--bench REGEX`` runs a
+    subset. Results accumulate: a commit timed before is timed again.
+    """
+    session.install("-e", ".[bench]")
+    if not session.posargs:
+        session.error("say how many commits: nox -s bench_history -- N")
+    session.run("python", "asv_bench/history.py", *session.posargs)
 
 
 @nox.session

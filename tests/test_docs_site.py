@@ -43,6 +43,7 @@ PUBLIC_MODULES = (
     "sparseset.stores",
     "sparseset.world",
     "sparseset.schedule",
+    "sparseset.recording",
     "sparseset.jit",
     "sparseset.io",
     "sparseset.distributed",

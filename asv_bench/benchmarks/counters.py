@@ -43,10 +43,15 @@ import pandas as pd
 
 from sparseset import SparseMap
 
+if __package__:
+    from ._size import sized
+else:  # run as a script: python asv_bench/benchmarks/counters.py
+    from _size import sized
+
 #: Events per call.
-EVENTS = 5_000_000
+EVENTS = sized(5_000_000)
 #: Distinct keys: few (a hash table in cache) and many (one far past it).
-KEYS = [1_000, 1_000_000]
+KEYS = [sized(1_000, 100), sized(1_000_000)]
 DRAWS = ["zipf", "uniform"]
 PARAM_NAMES = ["keys", "draw"]
 SEED = 28

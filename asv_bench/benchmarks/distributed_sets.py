@@ -38,7 +38,12 @@ import time
 
 import numpy as np
 
-N = 200_000
+if __package__:
+    from ._size import CLUSTER_PROCESSES, sized
+else:  # run as a script: python asv_bench/benchmarks/distributed_sets.py
+    from _size import CLUSTER_PROCESSES, sized
+
+N = sized(200_000)
 WORKERS = [1, 2]
 #: Ids per block of the dask inputs (the script's default too).
 BLOCK = 1 << 20
@@ -85,7 +90,7 @@ class _OnCluster:
         self.cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
-            processes=True,
+            processes=CLUSTER_PROCESSES,
             dashboard_address=None,
             memory_limit=0,  # no spilling to disk in the middle of a timing
         )

@@ -33,12 +33,17 @@ import time
 
 import numpy as np
 
-EVENTS = 2_000_000
-KEYS = 400_000
+if __package__:
+    from ._size import CLUSTER_PROCESSES, sized
+else:  # run as a script: python asv_bench/benchmarks/distributed_store.py
+    from _size import CLUSTER_PROCESSES, sized
+
+EVENTS = sized(2_000_000)
+KEYS = sized(400_000)
 WORKERS = [1, 2]
 BLOCK = 1 << 20
 #: Ids of the set a fresh cluster builds for its first query.
-IDS = 1_000_000
+IDS = sized(1_000_000)
 SEED = 2_028
 COUNT_PARAMS = ["events", "keys", "workers"]
 FIRST_PARAMS = ["workers", "warmed"]
@@ -59,7 +64,7 @@ def _cluster(workers):
     cluster = LocalCluster(
         n_workers=workers,
         threads_per_worker=1,
-        processes=True,
+        processes=CLUSTER_PROCESSES,
         dashboard_address=None,
         memory_limit=0,  # no spilling to disk in the middle of a timing
     )

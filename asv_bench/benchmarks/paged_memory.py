@@ -20,6 +20,7 @@ import functools
 
 from sparseset import SparseSet
 
+from ._size import sized
 from .index_kinds import CLUSTERED, WIDE, _members_of
 from .sparse_set import _rng
 
@@ -36,7 +37,7 @@ PARAM_NAMES = ["kind", "ids"]
 @functools.cache
 def _ids(draw):
     if draw == UNIFORM_100K:
-        return _rng(50).integers(0, WIDE, 100_000)
+        return _rng(50).integers(0, WIDE, sized(100_000))
     return _members_of(CLUSTERED)
 
 

@@ -45,6 +45,7 @@ from sparseset import kernels
 from sparseset.bench import contention
 from sparseset.sets import pool
 
+from ._size import sized
 from .sparse_set import (
     N,
     _contains_queries,
@@ -59,7 +60,10 @@ THREAD_PARAM_NAMES = ["threads"]
 #: Query batch sizes for the kernels, around PARALLEL_THRESHOLD (2**17).
 BATCHES = [2**10, 2**12, 2**14, 2**15, 2**16, 2**18, 2**20]
 #: Queries each kernel row looks up, in batches: the largest batch.
-TOTAL = BATCHES[-1]
+TOTAL = sized(BATCHES[-1], 2**12)
+#: ``Contention``'s sizes: at the small size, the smallest alone (each
+#: combination starts a second process and gives it seconds to warm up).
+CONTENTION_SIZES = sized(list(contention.SIZES), [contention.SIZES[0]])
 BATCH_PARAM_NAMES = ["batch"]
 CONTENTION_PARAM_NAMES = ["read", "size", "threads"]
 #: Threads a shared batch runs on in ``SharedLookup``.
@@ -205,7 +209,7 @@ class Contention:
     """Each threaded read on 1 and 2 threads while a second process runs
     the same read nonstop (see the module notes)."""
 
-    params = (list(contention.READS), list(contention.SIZES), THREADS)
+    params = (list(contention.READS), CONTENTION_SIZES, THREADS)
     param_names = CONTENTION_PARAM_NAMES
     # Many calls per sample (asv picks how many): one call's time on a busy
     # machine is mostly the wait for a core.

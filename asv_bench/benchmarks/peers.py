@@ -38,7 +38,9 @@ from sparseset.jit.types import all_fields
 from sparseset.kernels import claim, find, live_index, swap_remove
 from sparseset.kernels.set_rows import row_contains
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 SPACE = 4 * N
 SEED = 12345
 
@@ -232,10 +234,10 @@ def _add_remove_plain(sparse, dense, n, life, ids):
 
 
 @njit(cache=True)
-def _handles_plain(generations, alive, sparse, dense, n, handles):
+def _handles_plain(generations, sparse, dense, n, handles):
     found = 0
     for k in range(handles.shape[0]):
-        key = live_index(generations, alive, alive.shape[0], handles[k])
+        key = live_index(generations, generations.shape[0], handles[k])
         found += find(sparse, dense, n, key) >= 0
     return found
 
@@ -329,8 +331,8 @@ class TwinMethods:
         _contains_twin(self.world, self.handles)
 
     def time_world_contains_plain(self):
-        entities = _arrays(self.world, "generations", "alive")
-        _handles_plain(*entities, *self._plain(self.world), self.handles)
+        (generations,) = _arrays(self.world, "generations")
+        _handles_plain(generations, *self._plain(self.world), self.handles)
 
     def time_set_array_contains_twin(self):
         _set_array_twin(self.set_array, self.sets, self.values)

@@ -15,7 +15,9 @@ from numba import njit
 
 from sparseset import Schedule, World
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 
 
 @njit(cache=True, nogil=True)

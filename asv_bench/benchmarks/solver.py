@@ -41,6 +41,7 @@ import functools
 
 from sparseset.examples import components, count_queens, random_graph
 
+from ._size import sized
 from ._solver_floor import (
     components_bool,
     components_union_find,
@@ -48,9 +49,9 @@ from ._solver_floor import (
     count_queens_python,
 )
 
-QUEENS = 10
-NODES = 1_000_000
-EDGES = 5_000_000
+QUEENS = sized(10, 6)
+NODES = sized(1_000_000)
+EDGES = sized(5_000_000)
 
 # asv skips module attributes starting with "_", so the helpers below are
 # never mistaken for benchmarks.

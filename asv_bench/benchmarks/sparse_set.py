@@ -30,8 +30,9 @@ from sparseset import SparseSet
 from sparseset.bench import data
 
 from . import _floor
+from ._size import sized
 
-N = 1_000_000
+N = sized(1_000_000)
 #: The id space: ``WorkloadData``'s ``4 * n``.
 SPACE = 4 * N
 #: The bench's default seed: every input here is one the bench draws too.

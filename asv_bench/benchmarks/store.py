@@ -46,6 +46,7 @@ from sparseset.bench.workloads import EsperPos as _Pos
 from sparseset.bench.workloads import EsperVel as _Vel
 
 from . import _store_floor
+from ._size import sized
 from .sparse_set import SPACE, _data, _members, _rng
 
 try:
@@ -53,10 +54,10 @@ try:
 except ImportError:  # the `bench` extra installs it; without it, no esper rows
     esper = None
 
-SIZES = [100_000, 1_000_000]
+SIZES = [sized(100_000), sized(1_000_000)]
 PARAM_NAMES = ["entities"]
 #: The pure-Python baselines run at the small size only.
-PYTHON_SKIP = [(1_000_000,)]
+PYTHON_SKIP = [(SIZES[1],)]
 
 # asv skips module attributes starting with "_", so the data builders,
 # components (the bench's esper components) and kernels below are never

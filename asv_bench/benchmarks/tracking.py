@@ -20,7 +20,9 @@ from asv_runner.benchmarks.mark import skip_for_params
 
 from sparseset import World
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 PARAMS = [False, True]
 UNTRACKED = [(False,)]
 PARAM_NAMES = ["tracked"]

@@ -16,6 +16,7 @@ True
 
 from ._version import __version__
 from .io import FormatError
+from .recording import Recorder
 from .schedule import Schedule
 from .sets import Checkpoint, SetArray, SparseSet
 from .spaces import Grid
@@ -52,6 +53,7 @@ __all__ = [
     "FormatError",
     "Grid",
     "Group",
+    "Recorder",
     "Schedule",
     "SetArray",
     "SparseMap",

@@ -3,7 +3,11 @@
 :func:`save` writes to a temporary file in the target's directory, flushes
 it to disk and renames it over the target, so a reader sees the old file
 or the new one, never half of one, and a failed write leaves nothing
-behind. :func:`load` reads every array into memory and turns anything
+behind. A process killed during a save cannot remove its temporary file:
+the next save to the same path does (:func:`sweep`), knowing it by the
+dead process's id in its name.
+
+:func:`load` reads every array into memory and turns anything
 wrong with the file (truncation, a flipped byte caught by the zip CRC, a
 missing header, another format or version) into :class:`FormatError`.
 
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import socket
 import tempfile
 import zipfile
 import zlib
@@ -26,6 +32,94 @@ import numpy as np
 
 class FormatError(ValueError):
     """A saved file that is truncated, corrupted, or not in a format we read."""
+
+
+#: This host, in temporary names (a checksum of its name: no dots).
+HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
+
+
+def temporary_prefix(name: str) -> str:
+    """The start of the name of this process's temporaries for a save to
+    ``name``: ``.{name}.{host}-{pid}.``.
+
+    Examples
+    --------
+    >>> temporary_prefix("w.npz") == f".w.npz.{HOST}-{os.getpid()}."
+    True
+    """
+    return f".{name}.{HOST}-{os.getpid()}."
+
+
+def process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs on this host (never said off POSIX:
+    temporaries of killed saves then stay).
+
+    Examples
+    --------
+    >>> process_gone(os.getpid())
+    False
+    """
+    if os.name != "posix":  # os.kill(pid, 0) would end the process there
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: it runs
+        return False
+    return False
+
+
+def sweep(directory: str, name: str) -> None:
+    """Remove what killed saves to ``name`` left in ``directory``: the
+    temporaries (``.tmp``) named for a process of this host that is gone.
+    A Parquet world's old directory (``.tmp.old``, left by a save killed
+    between its two renames) goes back to ``name`` if nothing is there.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> where = pathlib.Path(tempfile.mkdtemp())
+    >>> (where / f".w.{HOST}-{2**22 + 1}.x.tmp").write_bytes(b"half")
+    4
+    >>> sweep(str(where), "w"); sorted(p.name for p in where.iterdir())
+    []
+    """
+    start = f".{name}.{HOST}-"
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.startswith(start) or not entry.endswith((".tmp", ".tmp.old")):
+            continue
+        pid = entry[len(start) :].split(".", 1)[0]
+        if not pid.isdigit() or not process_gone(int(pid)):
+            continue
+        found = os.path.join(directory, entry)
+        target = os.path.join(directory, name)
+        with contextlib.suppress(OSError):
+            if entry.endswith(".old") and not os.path.lexists(target):
+                os.rename(found, target)
+            elif os.path.isdir(found) and not os.path.islink(found):
+                shutil.rmtree(found)
+            else:
+                os.unlink(found)
+
+
+def sync_directory(path: str) -> None:
+    """Flush a directory's entries (new names, renames) to disk.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> sync_directory(tempfile.mkdtemp())
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def save(
@@ -61,8 +155,9 @@ def write_atomic(
 
     ``write`` gets a binary file in the target's directory; once it
     returns, the file is flushed to disk and renamed over ``path``. If
-    ``write`` raises, the temporary file is removed and ``path`` is as it
-    was.
+    anything fails (``write``, a full disk, a file size limit), the
+    temporary file is removed and ``path`` is as it was; temporaries of
+    saves to ``path`` killed earlier are removed first (:func:`sweep`).
 
     Examples
     --------
@@ -74,7 +169,10 @@ def write_atomic(
     """
     target = os.path.abspath(os.fspath(path))
     directory, name = os.path.split(target)
-    fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    sweep(directory, name)
+    fd, temporary = tempfile.mkstemp(
+        prefix=temporary_prefix(name), suffix=".tmp", dir=directory
+    )
     try:
         with os.fdopen(fd, "wb") as file:
             write(file)
@@ -85,6 +183,10 @@ def write_atomic(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+    # The new file is whole and in place: a failure to flush the rename
+    # itself to disk must not report the save as failed.
+    with contextlib.suppress(OSError):
+        sync_directory(directory)
 
 
 def load(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any]:
@@ -150,4 +252,14 @@ def load(path: str | os.PathLike[str], kind: str, version: int) -> dict[str, Any
     return arrays
 
 
-__all__ = ["FormatError", "load", "save", "write_atomic"]
+__all__ = [
+    "HOST",
+    "FormatError",
+    "load",
+    "process_gone",
+    "save",
+    "sweep",
+    "sync_directory",
+    "temporary_prefix",
+    "write_atomic",
+]

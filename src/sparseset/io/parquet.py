@@ -22,11 +22,14 @@ once all of it has been read and checked.
 
 Writes are atomic: files go to a temporary directory next to the target,
 are flushed to disk, and the directory then takes the target's place (on
-Linux by one atomic exchange; elsewhere by two renames).
+Linux by one atomic exchange; elsewhere by two renames). What a killed
+save leaves is cleared by the next save to the same path
+(:func:`sparseset.io.npz.sweep`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -40,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .npz import FormatError, write_atomic
+from .npz import FormatError, sweep, temporary_prefix, write_atomic
 from .tabular import (
     TABLE_KEY,
     Chooser,
@@ -249,7 +252,10 @@ def save_state(
             f"replaced"
         )
     meta, tables = _state_tables(state)
-    temporary = tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    sweep(directory, name)
+    temporary = tempfile.mkdtemp(
+        prefix=temporary_prefix(name), suffix=".tmp", dir=directory
+    )
     try:
         files = []
         for file_name, table in tables.items():
@@ -273,10 +279,13 @@ def save_state(
         )
         _sync_directory(temporary)
         _put_in_place(temporary, target)
-        _sync_directory(directory)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+    # The new world is whole and in place: a failure to flush the rename
+    # itself to disk must not report the save as failed.
+    with contextlib.suppress(OSError):
+        _sync_directory(directory)
 
 
 def _manifest_crc(body: dict[str, Any]) -> int:

@@ -9,6 +9,12 @@ call with ``cache=True`` and specialise on the id dtype and the index kind
 through numba's own typing, so each operation is written once.
 """
 
+# First, before any kernel is declared: importing caching gives every
+# cached kernel of the package the checked cache.
+from . import caching  # noqa: F401
+
+# isort: split
+
 from . import allocation, marks, partition
 from .algebra import filter_into
 from .batch import (

@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..sets.interrupts import call_outside, critical
 from ..sets.pool import helpers
 from ..world.commands import Commands
 from ..world.tracking import Reader
@@ -582,6 +583,7 @@ class Schedule:
         changes.open(world)
         return changes
 
+    @critical  # Ctrl-C waits for the batch's end, but not inside a system
     def _run_batch(
         self,
         world: Scheduled,
@@ -610,7 +612,7 @@ class Schedule:
             began = time.perf_counter()
             try:
                 with world.deferring_into(buffers[k]):
-                    system.fn(world, **arguments)
+                    call_outside(system.fn, world, **arguments)
             except BaseException as error:  # re-raised below, after the batch
                 errors[k] = error
             else:

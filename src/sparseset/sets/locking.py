@@ -45,6 +45,10 @@ experimental) nothing makes a compiled call atomic, so there every guard is
 born with ``writing`` at 1: optimistic readers always find a writer and
 take the lock, and every call is atomic the plain way.
 
+The same frames keep Ctrl-C out: a ``KeyboardInterrupt`` that comes while
+an exclusive call (or a one-id write, marked :func:`.interrupts.critical`)
+runs on the main thread waits until it has returned (:mod:`.interrupts`).
+
 Twins (:mod:`sparseset.jit`) are not guarded: compiled code cannot take a
 Python lock cheaply. A twin must not be used from two threads at once,
 nor while Python code changes the same container.
@@ -63,6 +67,7 @@ from typing import Any, ParamSpec, Self, SupportsIndex, TypeVar
 import numpy as np
 
 from .engine import INT64_END
+from .interrupts import CRITICAL, critical
 
 T = TypeVar("T", bound=type)
 P = ParamSpec("P")
@@ -308,6 +313,9 @@ def exclusive(method: Callable[P, R]) -> Callable[P, R]:
             guard.release()
 
     call.__exclusive__ = True  # type: ignore[attr-defined]
+    # Every exclusive call runs in this one code object (and those of
+    # exclusive_alone and holding): Ctrl-C waits while one is on the stack.
+    CRITICAL.add(call.__code__)  # type: ignore[attr-defined]
     return call
 
 
@@ -328,9 +336,11 @@ def exclusive_alone(method: Callable[[Any], R]) -> Callable[[Any], R]:
             guard.release()
 
     call.__exclusive__ = True  # type: ignore[attr-defined]
+    CRITICAL.add(call.__code__)  # type: ignore[attr-defined]
     return call
 
 
+@critical
 def holding(
     guard: Guard,
     method: Callable[..., Any],

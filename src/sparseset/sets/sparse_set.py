@@ -24,6 +24,7 @@ from .checkpoints import Checkpoint
 from .engine import INT64_END, PendingIndex, SetEngine, SetState
 from .ids import ids_among, kernel_ids, scalar_id
 from .index_kinds import KINDS, kind_named
+from .interrupts import critical
 from .locking import (
     BORN_WRITING,
     Guard,
@@ -597,6 +598,7 @@ class SparseSet(MutableSet[int], Guarded):
 
     # -- batch mutation ---------------------------------------------------
 
+    @critical  # unlocked: Ctrl-C waits by this mark, not exclusive's
     def add(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Add the ids that are not members yet, in batch order.
 
@@ -670,6 +672,7 @@ class SparseSet(MutableSet[int], Guarded):
     def _add(self, ids: Any) -> int:
         return self._engine.add(ids)
 
+    @critical
     def discard(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove the ids that are members, ignore the rest.
 
@@ -732,6 +735,7 @@ class SparseSet(MutableSet[int], Guarded):
         engine = self._engine
         return engine.discard(engine.removal_batch(ids)[0])
 
+    @critical
     def remove(self, ids: Any) -> int:  # type: ignore[override]  # counts, by design
         """Remove ids that must all be members; returns how many left.
 

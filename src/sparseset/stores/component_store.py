@@ -30,6 +30,7 @@ from ..sets.ids import (
     scalar_id,
 )
 from ..sets.index_kinds import choose_kind, index_nbytes, kind_named
+from ..sets.interrupts import critical
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
 from .keys import IdKeys, KeyMap
@@ -1000,6 +1001,7 @@ class ComponentStore(Guarded):
             raise KeyError(self._key_map.lacking(ids, k, scalar))
         return positions, scalar
 
+    @critical  # unlocked: Ctrl-C waits by this mark, not exclusive's
     def set(self, ids: Any, /, **columns: Any) -> None:
         """Replace column values of ids that must all be members.
 

@@ -41,6 +41,7 @@ from ..jit.commands import (
     take_recorded,
 )
 from ..sets.ids import as_ids
+from ..sets.interrupts import critical
 
 
 class Target(Protocol):
@@ -190,6 +191,7 @@ class Commands:
 
     # -- recording ----------------------------------------------------------
 
+    @critical  # holds entities: Ctrl-C must not come between hold and record
     def create(self, n: int) -> np.ndarray:
         """``n`` new entities, alive once the buffer is applied; their
         handles now (int64), for the buffer's other commands.
@@ -402,6 +404,7 @@ class Commands:
         self._collect()
         self._commands.append(("clear", name, np.empty(0, np.int64), {}))
 
+    @critical
     def _record(
         self, op: str, name: str, handles: Any, columns: Mapping[str, Any]
     ) -> None:
@@ -416,6 +419,7 @@ class Commands:
 
     # -- applying -----------------------------------------------------------
 
+    @critical  # all or nothing for Ctrl-C (see sets.interrupts)
     def apply(self) -> None:
         """Apply the commands in order, a run of the same command on the
         same component (and columns) as one batch, and empty the buffer.
@@ -488,6 +492,7 @@ class Commands:
         else:
             self._world[name].clear()
 
+    @critical
     def drop(self) -> None:
         """Forget every command; the entities of ``create`` die unused.
 
@@ -518,6 +523,7 @@ class Commands:
     def __enter__(self) -> Commands:
         return self
 
+    @critical
     def __exit__(
         self,
         kind: type[BaseException] | None,
