@@ -74,7 +74,7 @@ def boltzmann_step(
 
 
 def gini_of(wealth: np.ndarray) -> float:
-    """The Gini coefficient as Mesa's example computes it.
+    """The Gini coefficient as Mesa's example computes it. O(n log n).
 
     Examples
     --------
@@ -171,7 +171,13 @@ class BoltzmannWealth:
     def step(self) -> None:
         """Activate every agent once, one at a time, in a shuffled order.
 
-        O(n) plus the agents' moves and gifts.
+        O(n) for n agents (a cell's members are few on average).
+
+        Raises
+        ------
+        RuntimeError
+            If the world's ``wealth`` and ``pos`` no longer hold the same
+            agents in the same order (agents added or removed by hand).
         """
         w = self.world
         wealth_store = w["wealth"]
@@ -193,7 +199,7 @@ class BoltzmannWealth:
             self.recorder.collect(step=self.steps)
 
     def run(self, steps: int) -> None:
-        """Run ``steps`` steps."""
+        """Run ``steps`` steps. O(steps n)."""
         for _ in range(int(steps)):
             self.step()
 

@@ -217,12 +217,23 @@ class Schelling:
 
     @property
     def running(self) -> bool:
-        """Whether someone is unhappy (Mesa stops when no one is)."""
+        """Whether someone is unhappy (Mesa stops when no one is). O(1)."""
         return self.happy < len(self.agents)
 
     def step(self) -> None:
         """Move the unhappy agents one at a time, in a shuffled order, then
-        assess everyone. O(n) plus the moves' draws."""
+        assess everyone.
+
+        O(n) for n agents, plus the draws of random cells until an empty
+        one (1 / (1 - density) a move on average).
+
+        Raises
+        ------
+        RuntimeError
+            If the world's ``type``, ``happy`` and ``pos`` no longer hold
+            the same agents in the same order (agents added or removed by
+            hand).
+        """
         tw, pos, handles, _ = self._arrays()
         n = handles.shape[0]
         if n < self.width * self.height:  # Mesa's would wait forever on a full grid
@@ -238,7 +249,7 @@ class Schelling:
             self.recorder.collect(step=self.steps)
 
     def run(self, steps: int) -> None:
-        """Run ``steps`` steps."""
+        """Run ``steps`` steps. O(steps n)."""
         for _ in range(int(steps)):
             self.step()
 
