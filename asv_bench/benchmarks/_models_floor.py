@@ -157,3 +157,118 @@ def floor_assess(x, y, kind, occ, happy, width, height, homophily, radius):
         happy[a] = not share < homophily
         count += happy[a]
     return count
+
+
+class BoidsFloor:
+    """Mesa's boids on a torus, cells of side ``vision`` as linked lists."""
+
+    def __init__(self, n, width, height, vision, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.width, self.height, self.vision = float(width), float(height), vision
+        self.cw = max(1, int(width // vision))
+        self.ch = max(1, int(height // vision))
+        self.pos = rng.random((n, 2)) * np.array([width, height])
+        self.heading = rng.uniform(-1, 1, (n, 2))
+        self.head = np.full(self.cw * self.ch, -1, np.int64)
+        self.nxt = np.full(n, -1, np.int64)
+        self.prv = np.full(n, -1, np.int64)
+        self.cell = np.empty(n, np.int64)
+        floor_boids_link(
+            self.pos, self.width, self.height, self.cw, self.ch, self.head,
+            self.nxt, self.prv, self.cell,
+        )  # fmt: skip
+
+    def step(self):
+        order = self.rng.permutation(self.pos.shape[0])
+        floor_boids(
+            self.pos, self.heading, self.head, self.nxt, self.prv, self.cell,
+            order, self.width, self.height, self.cw, self.ch, 1.0, self.vision,
+            2.0, 0.03, 0.015, 0.05,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _boid_cell(x, y, width, height, cw, ch):
+    u = min(int(x / width * cw), cw - 1)
+    v = min(int(y / height * ch), ch - 1)
+    return u * ch + v
+
+
+@numba.njit(cache=True)
+def floor_boids_link(pos, width, height, cw, ch, head, nxt, prv, cell):
+    for a in range(pos.shape[0]):
+        c = _boid_cell(pos[a, 0], pos[a, 1], width, height, cw, ch)
+        cell[a] = c
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+
+
+@numba.njit(cache=True)
+def _shortest(d, size):
+    other = d - np.sign(d) * size
+    return d if abs(d) < abs(other) else other
+
+
+@numba.njit(cache=True)
+def floor_boids(
+    pos, heading, head, nxt, prv, cell, order, width, height, cw, ch, speed,
+    vision, separation, cohere, separate, match,
+):  # fmt: skip
+    vv = vision * vision
+    for i in range(order.shape[0]):
+        a = order[i]
+        x, y = pos[a, 0], pos[a, 1]
+        u0 = cell[a] // ch
+        v0 = cell[a] % ch
+        k = 0
+        cx = cy = sx = sy = mx = my = 0.0
+        for du in range(-1, 2):
+            if cw < 3 and du != 0:
+                continue
+            for dv in range(-1, 2):
+                if ch < 3 and dv != 0:
+                    continue
+                b = head[((u0 + du) % cw) * ch + (v0 + dv) % ch]
+                while b >= 0:
+                    if b != a:
+                        dx = _shortest(pos[b, 0] - x, width)
+                        dy = _shortest(pos[b, 1] - y, height)
+                        d2 = dx * dx + dy * dy
+                        if d2 <= vv:
+                            cx += dx
+                            cy += dy
+                            if np.sqrt(d2) < separation:
+                                sx -= dx
+                                sy -= dy
+                            mx += heading[b, 0]
+                            my += heading[b, 1]
+                            k += 1
+                    b = nxt[b]
+        if k > 0:
+            hx = heading[a, 0] + (cx * cohere + sx * separate + mx * match) / k
+            hy = heading[a, 1] + (cy * cohere + sy * separate + my * match) / k
+            norm = np.sqrt(hx * hx + hy * hy)
+            heading[a, 0] = hx / norm
+            heading[a, 1] = hy / norm
+        nx = (x + heading[a, 0] * speed) % width
+        ny = (y + heading[a, 1] * speed) % height
+        pos[a, 0], pos[a, 1] = nx, ny
+        c = _boid_cell(nx, ny, width, height, cw, ch)
+        if c != cell[a]:
+            old = cell[a]
+            if prv[a] >= 0:
+                nxt[prv[a]] = nxt[a]
+            else:
+                head[old] = nxt[a]
+            if nxt[a] >= 0:
+                prv[nxt[a]] = prv[a]
+            cell[a] = c
+            nxt[a] = head[c]
+            prv[a] = -1
+            if head[c] >= 0:
+                prv[head[c]] = a
+            head[c] = a

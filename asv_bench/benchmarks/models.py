@@ -8,7 +8,10 @@ version of the same rules (``time_floor``):
   on average (Mesa's 100 on 10 x 10; 10k on 100 x 100);
 - ``Schelling``: Mesa's density 0.8 on a square of ``agents / 0.8``
   cells; the model is stepped during the repeats, as the floor is, so
-  both are timed on a grid settling towards happiness.
+  both are timed on a grid settling towards happiness;
+- ``Boids``: Mesa's density (100 boids on 100 x 100, vision 10) on a
+  square of side ``10 sqrt(agents)``, the floor a linked list per cell
+  of side ``vision`` on the torus; both flock during the repeats.
 
 Mesa's own steps are timed by ``peers.py`` (``asv_bench/peers/mesa_models.py``);
 read ``model / floor`` from one run. Kernels are compiled (or loaded from
@@ -17,7 +20,7 @@ numba's cache) in ``setup``.
 
 import math
 
-from sparseset.models import BoltzmannWealth, Schelling
+from sparseset.models import BoidFlockers, BoltzmannWealth, Schelling
 
 from . import _models_floor
 from ._size import sized
@@ -58,6 +61,29 @@ class SchellingStep:
         side = max(2, round(math.sqrt(agents / 0.8)))
         self.model = Schelling(height=side, width=side, seed=0)
         self.floor = _models_floor.SchellingFloor(side, side, 0.8, 0.5, 0.4, 1, 0)
+        self.model.step()
+        self.floor.step()
+
+    def time_step(self, agents):
+        self.model.step()
+
+    def time_floor(self, agents):
+        self.floor.step()
+
+
+class Boids:
+    params = AGENTS
+    param_names = PARAM_NAMES
+    number = 1
+    repeat = 5
+    timeout = 600
+
+    def setup(self, agents):
+        side = 10 * math.sqrt(agents)
+        self.model = BoidFlockers(
+            population_size=agents, width=side, height=side, seed=0
+        )
+        self.floor = _models_floor.BoidsFloor(agents, side, side, 10.0, 0)
         self.model.step()
         self.floor.step()
 

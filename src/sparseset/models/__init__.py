@@ -6,10 +6,12 @@ as Mesa's do (``.step()``, ``.run(steps)``), one at a time in a shuffled
 order where Mesa's model does so, in a compiled loop:
 
 - :class:`BoltzmannWealth` (:mod:`.boltzmann`), reporting ``gini()``;
-- :class:`Schelling` (:mod:`.schelling`), reporting ``happy``.
+- :class:`Schelling` (:mod:`.schelling`), reporting ``happy``;
+- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``.
 """
 
+from .boids import BoidFlockers
 from .boltzmann import BoltzmannWealth, gini_of
 from .schelling import Schelling
 
-__all__ = ["BoltzmannWealth", "Schelling", "gini_of"]
+__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "gini_of"]
