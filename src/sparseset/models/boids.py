@@ -116,7 +116,8 @@ class BoidFlockers:
 
     The boids are entities of :attr:`world` with components ``pos`` and
     ``heading`` (``f8``, two per row); :attr:`grid` is
-    ``world.grid("pos", cell=vision, torus=(width, height))``.
+    ``world.grid("pos", cell=c, torus=(width, height))``, ``c`` the
+    smallest cell at least ``vision`` wide that tiles the wider ring.
     :meth:`order` is the alignment, the length of the mean heading (1 when
     all fly alike); :attr:`average_heading` is Mesa's.
 
@@ -198,7 +199,13 @@ class BoidFlockers:
         )
         self.world = w
         self.agents = agents
-        self.grid = w.grid("pos", cell=self.vision, torus=(self.width, self.height))
+        # Cells at least ``vision`` wide that tile the ring exactly: a query
+        # then reads 3 cells an axis, not 4 (a narrower last cell adds one).
+        cell = max(
+            side / max(1, math.floor(side / self.vision))
+            for side in (self.width, self.height)
+        )
+        self.grid = w.grid("pos", cell=cell, torus=(self.width, self.height))
         self.steps = 0
         self._out = np.empty(self.population_size, np.int64)
         self.recorder: Recorder | None = None
