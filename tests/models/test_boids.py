@@ -8,9 +8,10 @@ errors (estimated from both samples), a false alarm of about 1e-4 under
 the null. The per-seed spread is about 0.08, so the standard error of
 the difference is about 0.023: the test catches a shift of 0.12 in the
 mean alignment with probability above 0.9 (a coarse check; Mesa's boids
-cost about 0.1 ms an agent-step, so few seeds fit in CI's time). The rules themselves are checked
-exactly by :func:`test_a_step_follows_mesas_rules_one_boid_at_a_time`,
-against a plain-Python transcription of Mesa's ``Boid.step``.
+cost about 0.1 ms an agent-step, so few seeds fit in CI's time). The
+rules themselves are checked exactly by
+:func:`test_a_step_follows_mesas_rules_one_boid_at_a_time`, against a
+plain-Python transcription of Mesa's ``Boid.step``.
 """
 
 from __future__ import annotations
