@@ -125,3 +125,33 @@ def test_bad_sizes_are_refused(bad):
         BoltzmannWealth(n=bad)
     with pytest.raises(TypeError, match="width"):
         BoltzmannWealth(width=2.5)  # type: ignore[arg-type]
+
+
+def test_the_same_seed_gives_the_same_run_on_any_number_of_threads():
+    import numba
+
+    from sparseset.models import BoidFlockers, Schelling
+
+    def runs():
+        b = BoltzmannWealth(n=300, width=12, height=12, seed=11)
+        b.run(10)
+        s = Schelling(height=15, width=15, seed=11)
+        s.run(3)
+        f = BoidFlockers(population_size=200, width=40, height=40, seed=11)
+        f.run(3)
+        return [
+            b.world["wealth"]["wealth"].copy(),
+            s.world["pos"]["pos"].copy(),
+            f.world["pos"]["pos"].copy(),
+        ]
+
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = runs()
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = runs()
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(one, many, strict=True):
+        assert np.array_equal(a, b)
