@@ -73,9 +73,15 @@ def mesa_step(pos, heading, order, m):
         pos[a] = p
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_a_step_follows_mesas_rules_one_boid_at_a_time(seed):
-    m = BoidFlockers(population_size=150, width=30, height=20, vision=4, seed=seed)
+@pytest.mark.parametrize(
+    ("seed", "width", "height", "vision"),
+    [(0, 30, 20, 4), (1, 30, 20, 4), (2, 5, 5, 10), (3, 7, 30, 4), (4, 12, 12, 5.9)],
+)
+def test_a_step_follows_mesas_rules_one_boid_at_a_time(seed, width, height, vision):
+    """Including spaces narrower than the sight: each boid counts once."""
+    m = BoidFlockers(
+        population_size=150, width=width, height=height, vision=vision, seed=seed
+    )
     for _ in range(3):
         pos = m.world["pos"]["pos"].copy()
         heading = m.world["heading"]["heading"].copy()

@@ -155,3 +155,8 @@ def test_the_same_seed_gives_the_same_run_on_any_number_of_threads():
         numba.set_num_threads(before)
     for a, b in zip(one, many, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_a_single_cell_grid_is_refused():
+    with pytest.raises(ValueError, match="1 x 1"):
+        BoltzmannWealth(n=3, width=1, height=1)

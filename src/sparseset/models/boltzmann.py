@@ -118,6 +118,14 @@ class BoltzmannWealth:
     record : bool
         Record ``gini`` and ``wealth`` at the start and after every step.
 
+    Raises
+    ------
+    ValueError
+        If a size is below 1, or the grid is a single cell (no neighbour
+        to move to; Mesa's model fails at its first step).
+    TypeError
+        If a size is not an int.
+
     Examples
     --------
     >>> m = BoltzmannWealth(n=100, width=10, height=10, seed=1)
@@ -140,6 +148,11 @@ class BoltzmannWealth:
                 raise TypeError(f"{name} must be an int, got {value!r}")
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
+        if width == 1 and height == 1:
+            raise ValueError(
+                "a 1 x 1 grid has no neighbouring cell to move to: "
+                f"width={width}, height={height}"
+            )
         self.num_agents = int(n)
         self.width = int(width)
         self.height = int(height)
