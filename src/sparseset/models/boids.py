@@ -114,8 +114,8 @@ class BoidFlockers:
     ``speed`` along it. Each boid sees the boids before it in their new
     places and headings.
 
-    The boids are entities of :attr:`world` with components ``pos`` and
-    ``heading`` (``f8``, two per row); :attr:`grid` is
+    The boids are entities of ``world`` with components ``pos`` and
+    ``heading`` (``f8``, two per row); ``grid`` is
     ``world.grid("pos", cell=c, torus=(width, height))``, ``c`` the
     smallest cell at least ``vision`` wide that tiles the wider ring.
     :meth:`order` is the alignment, the length of the mean heading (1 when
@@ -126,7 +126,7 @@ class BoidFlockers:
     torus, where Mesa keeps ``width``; the random draws come from a numpy generator
     seeded by ``seed`` (the same seed gives the same run, not Mesa's
     run); Mesa's per-agent ``angle`` and ``neighbors`` are not kept;
-    recording is off unless ``record=True``, which makes :attr:`recorder`
+    recording is off unless ``record=True``, which makes ``recorder``
     a :class:`~sparseset.Recorder` of ``order`` per step.
 
     Parameters

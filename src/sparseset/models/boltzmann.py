@@ -99,14 +99,14 @@ class BoltzmannWealth:
     of its cell, then, if it has wealth, gives one unit to a random other
     agent of its new cell. Each agent sees what those before it did.
 
-    The agents are entities of :attr:`world` with components ``wealth``
+    The agents are entities of ``world`` with components ``wealth``
     (``i8``) and ``pos`` (``f8``, two per row, integer cell coordinates),
-    and :attr:`grid` is ``world.grid("pos")``.
+    and ``grid`` is ``world.grid("pos")``.
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
     Mesa's run); recording is off unless ``record=True``, which makes
-    :attr:`recorder` a :class:`~sparseset.Recorder` of ``gini`` per step
+    ``recorder`` a :class:`~sparseset.Recorder` of ``gini`` per step
     and each agent's ``wealth`` (Mesa's ``Gini`` and ``Wealth``).
 
     Parameters

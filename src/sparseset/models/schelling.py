@@ -92,19 +92,19 @@ class Schelling:
     agents within Chebyshev distance ``radius``) share its type; with no
     neighbours it is unhappy. A step moves the unhappy agents, one at a
     time in a shuffled order, each to a random empty cell (seeing the
-    moves before it), then assesses every agent again: :attr:`happy` is
+    moves before it), then assesses every agent again: ``happy`` is
     the number of happy agents, as Mesa's ``happy``.
 
-    The agents are entities of :attr:`world` with components ``type``
+    The agents are entities of ``world`` with components ``type``
     (``i1``), ``happy`` (``?``) and ``pos`` (``f8``, two per row, integer
-    cell coordinates); :attr:`grid` is ``world.grid("pos")``.
+    cell coordinates); ``grid`` is ``world.grid("pos")``.
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
     Mesa's run); the model does not stop by itself (Mesa's ``running``
     is :attr:`running`, for the caller to read); :meth:`segregation` is an
     extra (Mesa reports ``happy`` and ``pct_happy``); recording is off
-    unless ``record=True``, which makes :attr:`recorder` a
+    unless ``record=True``, which makes ``recorder`` a
     :class:`~sparseset.Recorder` of ``happy`` and ``pct_happy`` per step
     and each agent's ``type``.
 
