@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, settings
 BOUNDS_CHECKED = {
     "test_bitmap_algebra.py",
     "test_grid.py",
+    "test_grid_twin.py",
     "test_hashed.py",
     "test_index_kinds.py",
     "test_jit.py",

@@ -15,7 +15,9 @@ from sparseset.jit.grid import (
     MANHATTAN,
     grid_cell,
     grid_move,
+    grid_place,
     grid_position,
+    grid_remove,
     grid_within,
 )
 
@@ -30,6 +32,23 @@ def move_all(tw, ids, pos):
         x1 = pos[i, 1] if pos.shape[1] > 1 else 0.0
         x2 = pos[i, 2] if pos.shape[1] > 2 else 0.0
         done += grid_move(tw, ids[i], pos[i, 0], x1, x2)
+    return done
+
+
+@njit
+def place_all(tw, ids, pos, answers):
+    """Place each id in turn (add or move), recording each answer."""
+    for i in range(ids.shape[0]):
+        x1 = pos[i, 1] if pos.shape[1] > 1 else 0.0
+        x2 = pos[i, 2] if pos.shape[1] > 2 else 0.0
+        answers[i] = grid_place(tw, ids[i], pos[i, 0], x1, x2)
+
+
+@njit
+def remove_all(tw, ids):
+    done = 0
+    for i in range(ids.shape[0]):
+        done += grid_remove(tw, ids[i])
     return done
 
 
@@ -69,14 +88,37 @@ def test_twin_moves_against_brute_force(kind, cell, dims, torus, data):
     pos[: len(ids) // 10] *= spread / 10
     grid.place(ids, pos)
     model.place(ids.tolist(), pos)
-    out = np.empty(len(ids) + 1, np.int64)
+    out = np.empty(len(ids) + 200, np.int64)
     for _ in range(data.draw(st.integers(1, 4))):
         tw = grid.jit
-        who = rng.choice(ids, int(rng.integers(1, 4)))
+        who = rng.choice(sorted(model.pos), int(rng.integers(1, 4)))
         new = rng.integers(-8, 48, (len(who), dims)) / 4.0
         assert move_all(tw, who, new) == len(who)
         model.place(who.tolist(), new)
         assert move_all(tw, np.array([5000]), new[:1]) == 0  # absent
+        have = sorted(model.pos)
+        if len(have) > 1:  # one-member removals, the last member moving in
+            gone = rng.choice(have, min(len(have) - 1, int(rng.integers(1, 4))), False)
+            assert remove_all(tw, gone) == len(gone)
+            assert remove_all(tw, gone[:1]) == 0
+            for x in gone.tolist():
+                del model.pos[x]
+        born = rng.choice(np.arange(1000, 1040), int(rng.integers(1, 4)), False)
+        born = np.concatenate([born, rng.choice(sorted(model.pos), 1)])
+        where = rng.integers(-8, 48, (len(born), dims)) / 4.0
+        answers = np.empty(len(born), np.int64)
+        place_all(tw, born, where, answers)
+        for x, p, answer in zip(born, where, answers, strict=True):
+            assert answer in (0, 1, -2)
+            if answer == -2:  # no room in the twin: the grid grows instead
+                continue
+            assert answer == (0 if int(x) in model.pos else 1)
+            model.place([int(x)], p[None, :])
+        later = [k for k, a in enumerate(answers) if a == -2]
+        if later:
+            grid.place(born[later], where[later])
+            model.place(born[later].tolist(), where[later])
+            tw = grid.jit
         for metric, code in CODES.items():
             for r in (0.0, 1.0, 2.25):
                 point = rng.integers(-8, 48, dims) / 4.0
@@ -85,9 +127,10 @@ def test_twin_moves_against_brute_force(kind, cell, dims, torus, data):
         for cell_at in rng.integers(-2, 10, (3, dims)):
             k = in_cell(tw, cell_at, out)
             assert sorted(out[:k].tolist()) == model.at(tuple(cell_at.tolist()))
-        where = np.empty(dims)
-        assert grid_position(tw, who[-1], where) == 1
-        np.testing.assert_array_equal(where, model.pos[int(who[-1])])
+        here = np.empty(dims)
+        last = sorted(model.pos)[-1]
+        assert grid_position(tw, last, here) == 1
+        np.testing.assert_array_equal(here, model.pos[last])
         check(grid, model, rng)
 
 

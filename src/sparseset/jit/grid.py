@@ -4,12 +4,12 @@
 ``dense``, ``n``), positions and cell table, the very arrays the grid
 holds (no copy). The functions below run inside ``@njit`` code without
 allocating: :func:`grid_within` and :func:`grid_cell` write ids into a
-buffer the caller owns, :func:`grid_move` moves one member and
-re-buckets it at once, so agents activated one at a time see each
-other's moves. A twin is for moves: adding or removing members, and any
-Python-side change that rebuilds the table, go through the Grid, after
-which the twin is *stale* (every call answers -1) and ``g.jit`` hands out
-a fresh one.
+buffer the caller owns, :func:`grid_move`, :func:`grid_place` and
+:func:`grid_remove` change one member and re-bucket it at once, so agents
+activated one at a time see each other's moves. The number of members
+lives in ``meta[2]``, shared with the grid. Any Python-side change that
+rebuilds the table makes the twin *stale* (every call answers -1), and
+``g.jit`` hands out a fresh one.
 """
 
 from __future__ import annotations
@@ -21,24 +21,23 @@ import numpy as np
 from numba import njit
 
 from ..kernels import spaces as sk
-from ..kernels.element import find
+from ..kernels.element import find, push, swap_remove
 
 
 class GridTwin(NamedTuple):
-    """A Grid's arrays, for ``@njit`` code (see :mod:`sparseset.jit.grid`).
+    """A Grid's arrays, for ``@njit`` code (see ``sparseset.jit.grid``).
 
     Examples
     --------
     >>> from sparseset import Grid
     >>> g = Grid(cell=1.0); g.place([1, 2], [[0, 0], [3, 3]])
     2
-    >>> tw = g.jit; tw.n, tw.pos.shape[1]
+    >>> tw = g.jit; int(tw.meta[2]), tw.pos.shape[1]
     (2, 2)
     """
 
     sparse: Any
     dense: np.ndarray
-    n: int
     pos: np.ndarray
     key: np.ndarray
     nxt: np.ndarray
@@ -75,7 +74,7 @@ def grid_position(tw: Any, x: Any, out: Any) -> Any:
     """
     if not _live(tw):
         return -1
-    s = find(tw.sparse, tw.dense, tw.n, x)
+    s = find(tw.sparse, tw.dense, tw.meta[2], x)
     if s < 0:
         return 0
     for d in range(tw.pos.shape[1]):
@@ -98,7 +97,7 @@ def grid_move(tw: Any, x: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> Any:
     """
     if not _live(tw):
         return -1
-    s = find(tw.sparse, tw.dense, tw.n, x)
+    s = find(tw.sparse, tw.dense, tw.meta[2], x)
     if s < 0:
         return 0
     dims = tw.pos.shape[1]
@@ -110,6 +109,118 @@ def grid_move(tw: Any, x: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> Any:
     tw.meta[0] += sk.move_one(
         tw.pos, tw.key, tw.nxt, tw.head, s, x0, x1, x2, dims, tw.geo, tw.win
     )
+    return 1
+
+
+@njit(cache=True)
+def _unlink(tw: Any, s: Any, b: Any) -> Any:
+    """Take slot ``s`` out of bucket ``b``'s stray list."""
+    prev = sk.END
+    t = tw.head[b]
+    while t != s:
+        prev = t
+        t = tw.nxt[t]
+    if prev == sk.END:
+        tw.head[b] = tw.nxt[s]
+    else:
+        tw.nxt[prev] = tw.nxt[s]
+
+
+@njit(cache=True)
+def _settle(tw: Any, s: Any, b: Any) -> Any:
+    """Slot ``s``, in bucket ``b`` and in no list: home, or a stray of ``b``;
+    the change in the number of strays."""
+    if tw.key[s] == b:
+        tw.nxt[s] = sk.HOME
+        return 0
+    tw.nxt[s] = tw.head[b]
+    tw.head[b] = s
+    return 1
+
+
+@njit(cache=True)
+def _bucket_now(tw: Any, s: Any) -> Any:
+    """The bucket slot ``s`` is in, taking it out of a stray list."""
+    if tw.nxt[s] == sk.HOME:
+        return np.int64(tw.key[s])
+    b = sk.bucket_of_slot(tw.pos, s, tw.pos.shape[1], tw.geo, tw.win)
+    _unlink(tw, s, b)
+    tw.meta[0] -= 1
+    return b
+
+
+@njit(cache=True)
+def grid_place(tw: Any, x: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> Any:
+    """Put ``x`` (a valid id) at ``(x0, x1, x2)``: move it if a member, else
+    add it. 1 if ``x`` is new, 0 if it moved, -1 if the twin is stale, -2
+    if the grid has no room for another member (place it from Python,
+    which grows the grid).
+
+    Examples
+    --------
+    >>> from sparseset import Grid
+    >>> g = Grid(); g.place(1, [0.0, 0.0]); g.discard(1); tw = g.jit
+    1
+    1
+    >>> grid_place(tw, 7, 0.5, 0.5), grid_place(tw, 7, 0.2, 0.2), g.ids.tolist()
+    (1, 0, [7])
+    """
+    if not _live(tw):
+        return -1
+    n = tw.meta[2]
+    if find(tw.sparse, tw.dense, n, x) >= 0:
+        return 0 if grid_move(tw, x, x0, x1, x2) == 1 else -1
+    if n >= tw.pos.shape[0] or n >= tw.dense.shape[0]:
+        return -2
+    if push(tw.sparse, tw.dense, n, x) == n:
+        return -2
+    dims = tw.pos.shape[1]
+    tw.pos[n, 0] = _wrapped(x0, tw.geo[1])
+    if dims > 1:
+        tw.pos[n, 1] = _wrapped(x1, tw.geo[2])
+    if dims > 2:
+        tw.pos[n, 2] = _wrapped(x2, tw.geo[3])
+    if n >= tw.start[tw.start.shape[0] - 1]:
+        tw.key[n] = sk.GONE  # past every range: never home
+    b = sk.bucket_of_slot(tw.pos, n, dims, tw.geo, tw.win)
+    tw.meta[0] += _settle(tw, n, b)
+    tw.meta[2] = n + 1
+    return 1
+
+
+@njit(cache=True)
+def grid_remove(tw: Any, x: Any) -> Any:
+    """Remove member ``x``: 1, 0 if absent, -1 if the twin is stale. The
+    last member moves into its slot (as every removal of a set).
+
+    Examples
+    --------
+    >>> from sparseset import Grid
+    >>> g = Grid(); g.place([1, 2, 3], [[0, 0], [0.5, 0], [9, 9]])
+    3
+    >>> grid_remove(g.jit, 1), sorted(g.ids.tolist()), g.pairs(1.0)[0].size
+    (1, [2, 3], 0)
+    """
+    if not _live(tw):
+        return -1
+    n = tw.meta[2]
+    p = find(tw.sparse, tw.dense, n, x)
+    if p < 0:
+        return 0
+    last = n - 1
+    _bucket_now(tw, p)
+    moved = np.int64(-1)
+    if p != last:
+        moved = _bucket_now(tw, last)
+    swap_remove(tw.sparse, tw.dense, n, p)
+    if p != last:
+        for d in range(tw.pos.shape[1]):
+            tw.pos[p, d] = tw.pos[last, d]
+        tw.meta[0] += _settle(tw, p, moved)
+    if last < tw.start[tw.start.shape[0] - 1]:
+        tw.nxt[last] = sk.GONE  # a range's slot with no member: skipped
+        tw.meta[0] += 1  # scans must check their ranges from now on
+    tw.meta[2] = last
     return 1
 
 
@@ -172,7 +283,7 @@ def _scan(
     dims = tw.pos.shape[1]
     for q in range(tw.start[d], tw.start[d + 1]):
         if (
-            q < tw.n
+            q < tw.meta[2]
             and tw.nxt[q] == sk.HOME
             and sk.close(tw.pos, q, x0, x1, x2, dims, tw.geo, metric, rr)
         ):
@@ -195,8 +306,8 @@ def grid_within(
 ) -> Any:
     """The members within ``r`` of ``(x0, x1, x2)`` (unused axes: 0),
     written into ``out`` as far as it holds them; returns how many there
-    are (-1 if the twin is stale). ``metric``: :data:`EUCLIDEAN`,
-    :data:`CHEBYSHEV` or :data:`MANHATTAN`.
+    are (-1 if the twin is stale). ``metric``: ``EUCLIDEAN``,
+    ``CHEBYSHEV`` or ``MANHATTAN``.
 
     Examples
     --------
@@ -275,7 +386,7 @@ def grid_cell(tw: Any, c0: Any, c1: Any, c2: Any, out: Any) -> Any:
         if q < tw.start[b + 1]:
             s = q
             q += 1
-            if s >= tw.n or tw.nxt[s] != sk.HOME:
+            if s >= tw.meta[2] or tw.nxt[s] != sk.HOME:
                 continue
         elif stray != sk.END:
             s = stray
@@ -301,6 +412,8 @@ __all__ = [
     "GridTwin",
     "grid_cell",
     "grid_move",
+    "grid_place",
     "grid_position",
+    "grid_remove",
     "grid_within",
 ]

@@ -35,6 +35,10 @@ from .options import NO_NRT
 HOME = np.uint32(0xFFFFFFFF)
 #: The end of a stray list (and an empty ``head``).
 END = np.uint32(0xFFFFFFFE)
+#: ``nxt`` of a slot of a bucket's range that no member holds any more
+#: (a twin's removal), and ``key`` of a slot past every range: neither is
+#: ever a bucket, so such a slot is never "home".
+GONE = np.uint32(0xFFFFFFFD)
 #: Cell coordinates are clamped to +-LIMIT (floats past int64 otherwise).
 LIMIT = float(2**40)
 #: ``win`` layout: mode (0 dense, 1 hashed), hash mask, window origin per

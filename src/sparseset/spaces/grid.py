@@ -168,10 +168,11 @@ class Grid(Guarded):
         self._nxt = np.zeros(0, np.uint32)
         self._start = np.zeros(1, np.int64)
         self._head = np.zeros(0, np.uint32)
-        #: ``[strays, version]``, shared with twins: the members moved to
-        #: another bucket since the build, and a count of builds (a twin
-        #: from before the last one is stale).
-        self._meta = np.zeros(2, np.int64)
+        #: ``[strays, version, n]``, shared with twins: the members moved
+        #: to another bucket since the build (and range slots emptied), a
+        #: count of changes that make twins stale, and the number of
+        #: members (a twin's places and removals change it).
+        self._meta = np.zeros(3, np.int64)
         #: Room for the pairs of the next :meth:`pairs` (the last count, and some).
         self._guess = 0
         self._built = False  # the cell table needs a build
@@ -199,6 +200,7 @@ class Grid(Guarded):
         return self._engine.kind.name
 
     def __len__(self) -> int:
+        self._pull()
         return len(self._engine)
 
     @property
@@ -213,6 +215,7 @@ class Grid(Guarded):
         1
         [4]
         """
+        self._pull()
         return self._engine.members().copy()
 
     @property
@@ -227,6 +230,7 @@ class Grid(Guarded):
         >>> Grid().nbytes >= 0
         True
         """
+        self._pull()
         return int(
             self._engine.nbytes
             + self._pos.nbytes
@@ -261,10 +265,16 @@ class Grid(Guarded):
     # -- input ----------------------------------------------------------------
 
     def _points(self, values: Any, count: int | None, what: str) -> np.ndarray:
-        """``values`` as a C-ordered ``(count, dims)`` float64 array (a copy),
-        finite, wrapped on a torus; raises naming the first bad row."""
+        """``values`` as a C-ordered ``(count, dims)`` float64 array, finite,
+        wrapped on a torus (then a copy; else the caller's own array if it
+        is one already: it is only read); raises naming the first bad row."""
         try:
-            arr = np.array(values, dtype=np.float64, order="C")
+            arr = np.array(
+                values,
+                dtype=np.float64,
+                order="C",
+                copy=None if self._torus is None else True,
+            )
         except (TypeError, ValueError):
             raise TypeError(f"{what} must be numbers, got {values!r:.80}") from None
         d = self._dims
@@ -341,6 +351,7 @@ class Grid(Guarded):
         >>> g.positions([8]).tolist()
         [[9.0, 2.5]]
         """
+        self._pull()
         arr, scalar = self._valid_ids(ids)
         values = self._points(pos, arr.shape[0], "pos")
         engine = self._engine
@@ -387,10 +398,24 @@ class Grid(Guarded):
             sk.scatter(self._pos, slots, values, self._dims)
             self._stale()
 
+    def _pull(self) -> None:
+        """Take the number of members from the twins' ``meta`` (they add
+        and remove members), and keep it there."""
+        state = self._engine.state
+        n = int(self._meta[2])
+        if n != state.n:
+            state.n = n
+            state.epoch += 1
+
+    def _push(self) -> None:
+        """Publish the number of members to the twins' ``meta``."""
+        self._meta[2] = self._engine.state.n
+
     def _stale(self) -> None:
         """The cell table needs a build; twins handed out are stale."""
         self._built = False
         self._meta[1] += 1
+        self._push()
 
     def _fit(self, rows: int, n: int) -> None:
         """Give the slot rows at least ``rows`` rows, keeping the first ``n``."""
@@ -426,6 +451,7 @@ class Grid(Guarded):
         >>> g.discard([2, 5]), g.ids.tolist()
         (1, [1])
         """
+        self._pull()
         arr, _ = self._engine.removal_batch(ids)
         return self._remove(arr)
 
@@ -453,6 +479,7 @@ class Grid(Guarded):
         >>> g.remove([1]), g.ids.tolist()
         (1, [2])
         """
+        self._pull()
         arr, scalar = self._engine.removal_batch(ids)
         self._engine.require_members(arr, scalar, ids)
         return self._remove(arr)
@@ -484,6 +511,7 @@ class Grid(Guarded):
         1
         0
         """
+        self._pull()
         self._engine.clear()
         self._stale()
 
@@ -509,9 +537,11 @@ class Grid(Guarded):
         1
         [True, False]
         """
+        self._pull()
         return self._engine.contains(ids)
 
     def __contains__(self, x: object) -> bool:
+        self._pull()
         return self._engine.holds(x)
 
     def positions(self, ids: Any) -> np.ndarray:
@@ -537,6 +567,7 @@ class Grid(Guarded):
         >>> g.positions([4, 3]).tolist()
         [[2.0, 3.0], [0.0, 1.0]]
         """
+        self._pull()
         arr, scalar = as_ids(ids)
         slots = self._engine.index_ids(arr, scalar)
         if slots.shape[0] and slots.min() < 0:
@@ -569,6 +600,7 @@ class Grid(Guarded):
         >>> g.differs([1, 2, 3], [[0, 0], [1, 2], [0, 0]]).tolist()
         [0, 1, 2]
         """
+        self._pull()
         arr, scalar = as_ids(ids)
         reject_negative(arr, scalar)
         values = self._points(pos, arr.shape[0], "pos")
@@ -585,11 +617,14 @@ class Grid(Guarded):
         """The grid's twin for ``@njit`` code: its own arrays (no copy), on
         which :func:`~sparseset.jit.grid.grid_within`,
         :func:`~sparseset.jit.grid.grid_cell`,
-        :func:`~sparseset.jit.grid.grid_move` and
+        :func:`~sparseset.jit.grid.grid_move`,
+        :func:`~sparseset.jit.grid.grid_place`,
+        :func:`~sparseset.jit.grid.grid_remove` and
         :func:`~sparseset.jit.grid.grid_position` run without allocating.
-        Moves made through it are seen at once, by the twin and the grid.
-        A Python-side change that rebuilds the cell table (adding or
-        removing members, many moves) makes a twin stale: take a new one.
+        Changes made through it are seen at once, by the twin and the grid.
+        A Python-side change (adding or removing members, many moves, a
+        query that rebuilds the cell table) makes a twin stale: take a new
+        one.
 
         O(n) if the cell table is stale (its build), else O(1).
 
@@ -609,11 +644,12 @@ class Grid(Guarded):
         >>> g.positions([1, 2]).tolist()  # 2 saw 1 leave, and stayed
         [[6.0, 0.0], [0.5, 0.0]]
         """
+        self._pull()
         self._table()
         state = self._engine.state
         return GridTwin(
-            state.sparse, state.dense, int(state.n), self._pos, self._key,
-            self._nxt, self._start, self._head, self._geo, self._win, self._meta,
+            state.sparse, state.dense, self._pos, self._key, self._nxt,
+            self._start, self._head, self._geo, self._win, self._meta,
             int(self._meta[1]),
         )  # fmt: skip
 
@@ -621,6 +657,7 @@ class Grid(Guarded):
 
     def _table(self) -> None:
         """Rebuild the cell table if it is stale or has too many strays."""
+        self._pull()
         n = len(self._engine)
         if self._built and self._meta[0] <= STRAY_SHARE * n:
             return
@@ -732,6 +769,7 @@ class Grid(Guarded):
         >>> g.pairs(1.0)
         (array([1]), array([5]))
         """
+        self._pull()
         rr = _radius(r)
         code = _metric(metric)
         self._table()
@@ -817,6 +855,7 @@ class Grid(Guarded):
         >>> offsets.tolist(), found.tolist()
         ([0, 1, 1], [1])
         """
+        self._pull()
         rr = _radius(r)
         code = _metric(metric)
         pts = self._points(points, None, "points")
@@ -881,6 +920,7 @@ class Grid(Guarded):
         >>> offsets.tolist(), sorted(found[:2].tolist()), found[2:].tolist()
         ([0, 2, 3], [1, 2], [3])
         """
+        self._pull()
         arr = np.asarray(cells)
         d = self._dims
         if arr.ndim == 1 and arr.shape[0] == d:

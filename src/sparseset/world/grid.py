@@ -43,7 +43,7 @@ def _position_column(store: Any, name: str, column: str | None) -> tuple[str, in
 @atomic()
 class WorldGrid(Guarded):
     """A :class:`~sparseset.Grid` of the entities (handles) holding a
-    component, kept in step with the world; made by :meth:`World.grid`.
+    component, kept in step with the world; made by :meth:`~sparseset.World.grid`.
 
     Queries answer handles. Before each, the grid catches up: entities that
     gained the component are placed, those that lost it or died leave, and
@@ -194,16 +194,16 @@ class WorldGrid(Guarded):
     def within(
         self, points: Any, r: float, metric: str = "euclidean"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`Grid.within`, in handles, after the catch-up.
+        """:meth:`~sparseset.Grid.within`, in handles, after the catch-up.
 
         Raises
         ------
         ValueError
-            As :meth:`Grid.within`.
+            As :meth:`~sparseset.Grid.within`.
 
         Notes
         -----
-        As :meth:`Grid.within`, plus the catch-up.
+        As :meth:`~sparseset.Grid.within`, plus the catch-up.
         """
         self.sync()
         return self._grid.within(points, r, metric)
@@ -211,31 +211,31 @@ class WorldGrid(Guarded):
     def pairs(
         self, r: float, metric: str = "euclidean"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`Grid.pairs`, in handles, after the catch-up.
+        """:meth:`~sparseset.Grid.pairs`, in handles, after the catch-up.
 
         Raises
         ------
         ValueError
-            As :meth:`Grid.pairs`.
+            As :meth:`~sparseset.Grid.pairs`.
 
         Notes
         -----
-        As :meth:`Grid.pairs`, plus the catch-up.
+        As :meth:`~sparseset.Grid.pairs`, plus the catch-up.
         """
         self.sync()
         return self._grid.pairs(r, metric)
 
     def at(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`Grid.at`, in handles, after the catch-up.
+        """:meth:`~sparseset.Grid.at`, in handles, after the catch-up.
 
         Raises
         ------
         ValueError, TypeError
-            As :meth:`Grid.at`.
+            As :meth:`~sparseset.Grid.at`.
 
         Notes
         -----
-        As :meth:`Grid.at`, plus the catch-up.
+        As :meth:`~sparseset.Grid.at`, plus the catch-up.
         """
         self.sync()
         return self._grid.at(cells)
