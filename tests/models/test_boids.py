@@ -111,3 +111,13 @@ def test_recording_and_bad_parameters():
         BoidFlockers(vision=0)
     with pytest.raises(ValueError, match="population_size"):
         BoidFlockers(population_size=0)
+
+
+@pytest.mark.parametrize("side", [316.2277660168379, 829.0607434845318, 50.0, 7.5])
+def test_the_grid_cells_tile_the_space_exactly(side):
+    """``side / cell`` is a whole number in floating point, so a query reads
+    3 cells an axis; the cell is at least ``vision`` (or the whole side)."""
+    m = BoidFlockers(population_size=10, width=side, height=side, vision=10, seed=0)
+    cell = m.grid.grid.cell
+    assert side / cell == int(side / cell)
+    assert cell >= 10 or cell == side

@@ -99,6 +99,19 @@ def boids_step(
         grid_move(tw, handles[a], nx, ny)
 
 
+def _tiling(side: float, vision: float) -> float:
+    """A cell at least ``vision`` wide (and close to it) that tiles a ring
+    of ``side`` exactly, in floating point too (``side / cell`` a whole
+    number): a query then reads 3 cells an axis, where a ring whose last
+    cell is narrower (or seems so by one rounding) makes the grid read 5."""
+    k = max(1, math.floor(side / vision))
+    for n in range(k, max(0, k - 64), -1):  # most counts divide exactly
+        cell = side / n
+        if side / cell == n:
+            return cell
+    return side / 2 ** math.floor(math.log2(k))  # a power of two always does
+
+
 class BoidFlockers:
     """Mesa's boid flockers: cohesion, separation and alignment.
 
@@ -199,12 +212,7 @@ class BoidFlockers:
         )
         self.world = w
         self.agents = agents
-        # Cells at least ``vision`` wide that tile the ring exactly: a query
-        # then reads 3 cells an axis, not 4 (a narrower last cell adds one).
-        cell = max(
-            side / max(1, math.floor(side / self.vision))
-            for side in (self.width, self.height)
-        )
+        cell = max(_tiling(side, self.vision) for side in (self.width, self.height))
         self.grid = w.grid("pos", cell=cell, torus=(self.width, self.height))
         self.steps = 0
         self._out = np.empty(self.population_size, np.int64)
