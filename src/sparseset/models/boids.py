@@ -109,7 +109,7 @@ def _tiling(side: float, vision: float) -> float:
         cell = side / n
         if side / cell == n:
             return cell
-    return side / 2 ** math.floor(math.log2(k))  # a power of two always does
+    return float(side / 2 ** math.floor(math.log2(k)))  # a power of two always does
 
 
 class BoidFlockers:
