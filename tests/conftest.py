@@ -23,6 +23,8 @@ from hypothesis import HealthCheck, settings
 #: memory; CI runs the whole suite so.
 BOUNDS_CHECKED = {
     "test_bitmap_algebra.py",
+    "test_grid.py",
+    "test_grid_twin.py",
     "test_hashed.py",
     "test_index_kinds.py",
     "test_jit.py",

@@ -49,6 +49,7 @@ PUBLIC_MODULES = (
     "sparseset.distributed",
     "sparseset.examples",
     "sparseset.demo",
+    "sparseset.models",
     "sparseset.bench",
     "sparseset.cli",
     "sparseset.config",

@@ -152,8 +152,11 @@ def test_shell_commands_are_known():
             wanted = re.search(r'"\.\[([\w,]+)\]"', command).group(1).split(",")
             assert set(wanted) <= extras, command
         elif words[0] == "nox":
-            named = [w for w in words[words.index("-s") + 1 :] if not w.startswith("-")]
-            named = named[: named.index("--")] if "--" in named else named
+            # Sessions follow -s up to "--", after which come their arguments.
+            sessions_part = words[words.index("-s") + 1 :]
+            if "--" in sessions_part:
+                sessions_part = sessions_part[: sessions_part.index("--")]
+            named = [w for w in sessions_part if not w.startswith("-")]
             assert named and set(named) <= sessions, command
             seen.add("nox")
         elif words[0] == "asv":

@@ -19,6 +19,7 @@ from .io import FormatError
 from .recording import Recorder
 from .schedule import Schedule
 from .sets import Checkpoint, SetArray, SparseSet
+from .spaces import Grid
 from .stores import ComponentStore, SparseMap, UnknownColumnError
 from .world import (
     NO_ROW,
@@ -50,6 +51,7 @@ __all__ = [
     "DeadHandleError",
     "EntityStore",
     "FormatError",
+    "Grid",
     "Group",
     "Recorder",
     "Schedule",

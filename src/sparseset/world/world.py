@@ -35,6 +35,7 @@ from .entities import (
     EntityTable,
 )
 from .entity_store import EntityStore
+from .grid import WorldGrid
 from .group import Group
 from .hooks import Reactor, Subscription
 from .persistence import WorldState
@@ -858,6 +859,44 @@ class World(Guarded):
             )
         keys, _ = self._entities.resolve(handle, consequence)
         return keys
+
+    def grid(
+        self,
+        name: str,
+        cell: float = 1.0,
+        torus: Any = None,
+        column: str | None = None,
+    ) -> WorldGrid:
+        """A :class:`~sparseset.Grid` of the entities holding ``name``, kept in
+        step with the world (see :class:`~sparseset.world.grid.WorldGrid`).
+
+        ``column`` names the column of positions (``shape=(dims,)``, 1 to 3
+        numbers a row); the component's only column if None. Tracked
+        components are followed through a reader, others by checking every
+        position before each answer.
+
+        Raises
+        ------
+        UnknownComponentError
+            If no component is called ``name``.
+        ValueError
+            If the column is not one of positions, or ``cell`` or ``torus``
+            is not valid.
+
+        Notes
+        -----
+        O(n) for n entities holding the component (the first placing).
+
+        Examples
+        --------
+        >>> w = World(); w.register("pos", "f8", shape=(2,), track=True)
+        >>> e = w.create(2); w.add("pos", e, pos=[[0, 0], [3, 3]])
+        2
+        >>> g = w.grid("pos", cell=1.0); w.set("pos", e[1], pos=[0.5, 0])
+        >>> len(g.pairs(1.0)[0])
+        1
+        """
+        return WorldGrid(self, name, cell, torus, column)
 
     def group(self, *names: str) -> Group:
         """The owning group of ``names``: their stores packed in one order.

@@ -1,0 +1,274 @@
+"""Bare numba versions of the models' rules: the floor for sparseset.models.
+
+What a numba user writes by hand for Mesa's Boltzmann wealth and
+Schelling models on plain arrays: integer cell coordinates, a doubly
+linked list of agents per cell (Boltzmann) or an occupancy array
+(Schelling, one agent a cell), the same one-at-a-time activation over a
+shuffled order and the same rules. ``model / floor`` in the same run is
+what the World, its grid and the model's bookkeeping add.
+
+The names avoid asv's benchmark prefixes because asv imports every module.
+"""
+
+import numba
+import numpy as np
+
+_DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
+_DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
+
+
+class BoltzmannFloor:
+    """Agents on a ``width x height`` grid, each cell a linked list."""
+
+    def __init__(self, n, width, height, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.width, self.height = width, height
+        self.x = rng.integers(0, width, n)
+        self.y = rng.integers(0, height, n)
+        self.wealth = np.ones(n, np.int64)
+        self.head = np.full(width * height, -1, np.int64)
+        self.nxt = np.full(n, -1, np.int64)
+        self.prv = np.full(n, -1, np.int64)
+        floor_link(self.x, self.y, height, self.head, self.nxt, self.prv)
+
+    def step(self):
+        order = self.rng.permutation(self.x.shape[0])
+        floor_boltzmann(
+            self.x, self.y, self.wealth, self.head, self.nxt, self.prv, order,
+            self.width, self.height, int(self.rng.integers(0, 2**31 - 1)),
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def floor_link(x, y, height, head, nxt, prv):
+    for a in range(x.shape[0]):
+        c = x[a] * height + y[a]
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+
+
+@numba.njit(cache=True)
+def floor_boltzmann(x, y, wealth, head, nxt, prv, order, width, height, seed):
+    np.random.seed(seed)
+    for i in range(order.shape[0]):
+        a = order[i]
+        while True:
+            k = np.random.randint(0, 8)
+            nx = x[a] + _DX[k]
+            ny = y[a] + _DY[k]
+            if 0 <= nx < width and 0 <= ny < height:
+                break
+        c = x[a] * height + y[a]  # unlink
+        if prv[a] >= 0:
+            nxt[prv[a]] = nxt[a]
+        else:
+            head[c] = nxt[a]
+        if nxt[a] >= 0:
+            prv[nxt[a]] = prv[a]
+        x[a], y[a] = nx, ny
+        c = nx * height + ny  # link
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+        if wealth[a] > 0:
+            m = 0
+            b = nxt[a]  # a is the head: the others follow it
+            while b >= 0:
+                m += 1
+                b = nxt[b]
+            if m > 0:
+                j = np.random.randint(0, m)
+                b = nxt[a]
+                while j > 0:
+                    b = nxt[b]
+                    j -= 1
+                wealth[b] += 1
+                wealth[a] -= 1
+
+
+class SchellingFloor:
+    """Schelling on an occupancy array (one agent a cell)."""
+
+    def __init__(self, height, width, density, minority_pc, homophily, radius, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.width, self.height = width, height
+        self.homophily, self.radius = homophily, radius
+        held = np.flatnonzero(rng.random(width * height) < density)
+        self.x = held // height
+        self.y = held % height
+        self.kind = (rng.random(held.shape[0]) < minority_pc).astype(np.int8)
+        self.occ = np.full(width * height, -1, np.int64)
+        self.occ[held] = np.arange(held.shape[0])
+        self.happy = np.zeros(held.shape[0], np.bool_)
+        self.count = floor_assess(
+            self.x, self.y, self.kind, self.occ, self.happy, width, height,
+            homophily, radius,
+        )  # fmt: skip
+
+    def step(self):
+        order = self.rng.permutation(self.x.shape[0])
+        floor_schelling_moves(
+            self.x, self.y, self.occ, self.happy, order, self.width, self.height,
+            int(self.rng.integers(0, 2**31 - 1)),
+        )  # fmt: skip
+        self.count = floor_assess(
+            self.x, self.y, self.kind, self.occ, self.happy, self.width,
+            self.height, self.homophily, self.radius,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def floor_schelling_moves(x, y, occ, happy, order, width, height, seed):
+    np.random.seed(seed)
+    for i in range(order.shape[0]):
+        a = order[i]
+        if happy[a]:
+            continue
+        while True:
+            nx = np.random.randint(0, width)
+            ny = np.random.randint(0, height)
+            if occ[nx * height + ny] < 0:
+                break
+        occ[x[a] * height + y[a]] = -1
+        occ[nx * height + ny] = a
+        x[a], y[a] = nx, ny
+
+
+@numba.njit(cache=True)
+def floor_assess(x, y, kind, occ, happy, width, height, homophily, radius):
+    count = 0
+    for a in range(x.shape[0]):
+        same = 0
+        total = 0
+        for u in range(max(0, x[a] - radius), min(width, x[a] + radius + 1)):
+            for v in range(max(0, y[a] - radius), min(height, y[a] + radius + 1)):
+                b = occ[u * height + v]
+                if b >= 0 and b != a:
+                    total += 1
+                    same += kind[b] == kind[a]
+        share = same / total if total > 0 else 0.0
+        happy[a] = not share < homophily
+        count += happy[a]
+    return count
+
+
+class BoidsFloor:
+    """Mesa's boids on a torus, cells of side ``vision`` as linked lists."""
+
+    def __init__(self, n, width, height, vision, seed):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.width, self.height, self.vision = float(width), float(height), vision
+        self.cw = max(1, int(width // vision))
+        self.ch = max(1, int(height // vision))
+        self.pos = rng.random((n, 2)) * np.array([width, height])
+        self.heading = rng.uniform(-1, 1, (n, 2))
+        self.head = np.full(self.cw * self.ch, -1, np.int64)
+        self.nxt = np.full(n, -1, np.int64)
+        self.prv = np.full(n, -1, np.int64)
+        self.cell = np.empty(n, np.int64)
+        floor_boids_link(
+            self.pos, self.width, self.height, self.cw, self.ch, self.head,
+            self.nxt, self.prv, self.cell,
+        )  # fmt: skip
+
+    def step(self):
+        order = self.rng.permutation(self.pos.shape[0])
+        floor_boids(
+            self.pos, self.heading, self.head, self.nxt, self.prv, self.cell,
+            order, self.width, self.height, self.cw, self.ch, 1.0, self.vision,
+            2.0, 0.03, 0.015, 0.05,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _boid_cell(x, y, width, height, cw, ch):
+    u = min(int(x / width * cw), cw - 1)
+    v = min(int(y / height * ch), ch - 1)
+    return u * ch + v
+
+
+@numba.njit(cache=True)
+def floor_boids_link(pos, width, height, cw, ch, head, nxt, prv, cell):
+    for a in range(pos.shape[0]):
+        c = _boid_cell(pos[a, 0], pos[a, 1], width, height, cw, ch)
+        cell[a] = c
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+
+
+@numba.njit(cache=True)
+def _shortest(d, size):
+    other = d - np.sign(d) * size
+    return d if abs(d) < abs(other) else other
+
+
+@numba.njit(cache=True)
+def floor_boids(
+    pos, heading, head, nxt, prv, cell, order, width, height, cw, ch, speed,
+    vision, separation, cohere, separate, match,
+):  # fmt: skip
+    vv = vision * vision
+    for i in range(order.shape[0]):
+        a = order[i]
+        x, y = pos[a, 0], pos[a, 1]
+        u0 = cell[a] // ch
+        v0 = cell[a] % ch
+        k = 0
+        cx = cy = sx = sy = mx = my = 0.0
+        for du in range(-1, 2):
+            if cw < 3 and du != 0:
+                continue
+            for dv in range(-1, 2):
+                if ch < 3 and dv != 0:
+                    continue
+                b = head[((u0 + du) % cw) * ch + (v0 + dv) % ch]
+                while b >= 0:
+                    if b != a:
+                        dx = _shortest(pos[b, 0] - x, width)
+                        dy = _shortest(pos[b, 1] - y, height)
+                        d2 = dx * dx + dy * dy
+                        if d2 <= vv:
+                            cx += dx
+                            cy += dy
+                            if np.sqrt(d2) < separation:
+                                sx -= dx
+                                sy -= dy
+                            mx += heading[b, 0]
+                            my += heading[b, 1]
+                            k += 1
+                    b = nxt[b]
+        if k > 0:
+            hx = heading[a, 0] + (cx * cohere + sx * separate + mx * match) / k
+            hy = heading[a, 1] + (cy * cohere + sy * separate + my * match) / k
+            norm = np.sqrt(hx * hx + hy * hy)
+            heading[a, 0] = hx / norm
+            heading[a, 1] = hy / norm
+        nx = (x + heading[a, 0] * speed) % width
+        ny = (y + heading[a, 1] * speed) % height
+        pos[a, 0], pos[a, 1] = nx, ny
+        c = _boid_cell(nx, ny, width, height, cw, ch)
+        if c != cell[a]:
+            old = cell[a]
+            if prv[a] >= 0:
+                nxt[prv[a]] = nxt[a]
+            else:
+                head[old] = nxt[a]
+            if nxt[a] >= 0:
+                prv[nxt[a]] = prv[a]
+            cell[a] = c
+            nxt[a] = head[c]
+            prv[a] = -1
+            if head[c] >= 0:
+                prv[head[c]] = a
+            head[c] = a

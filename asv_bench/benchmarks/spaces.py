@@ -1,0 +1,140 @@
+"""Grid next to the hand-written cell list (issue 48).
+
+The data of ``../shared/perf/peers/space_peers.py``: ``N = 1_000_000``
+uniform points in a square sized so that each has about 10 others within
+``R = 1`` (seed 0), and as many query points drawn the same way (seed 1).
+
+- ``Pairs``: every pair within ``R``, build included (positions change
+  every step of a simulation): a new ``Grid(cell=R)``, ``place`` and
+  ``pairs`` (``time_grid``), against the hand-written numba cell list of
+  the peers script (``time_floor``, its loop in ``_space_floor``) and
+  scipy's ``cKDTree.query_pairs`` (``time_ckdtree``).
+- ``Within``: the members within ``R`` of each of N query points, as CSR,
+  on a grid built once (``time_grid``) against a numba loop over the same
+  3 x 3 cells of the floor's own cell list (``time_floor``, see
+  ``_space_floor``).
+- ``Resync``: a World whose tracked ``pos`` has N entities; 1% of them
+  move (``w.set``), then the world's grid catches up (``time_resync``),
+  against a full rebuild of a grid of the same entities
+  (``time_rebuild``: a new grid, ``place`` and its cell table).
+- ``Memory``: ``track_bytes_per_member``, ``Grid.nbytes / N`` with the
+  cell table, and ``track_table_bytes_per_member``, the cell table's share
+  (``Grid.table_nbytes / N``).
+
+Read ``grid / floor`` from one run; absolute times are context only. The
+data is built once per benchmark process by the cached ``_...`` functions;
+every kernel is compiled (or loaded from numba's cache) in ``setup``.
+"""
+
+import functools
+import math
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from sparseset import Grid, World
+
+from . import _space_floor
+
+N = 1_000_000
+R = 1.0
+NEIGHBOURS = 10
+
+
+@functools.cache
+def _points():
+    side = math.sqrt(math.pi * R * R * N / NEIGHBOURS)
+    pos = np.random.default_rng(0).uniform(0, side, (N, 2))
+    queries = np.random.default_rng(1).uniform(0, side, (N, 2))
+    return pos, queries
+
+
+class Pairs:
+    number = 1
+    repeat = 7
+    timeout = 600
+
+    def setup(self):
+        self.pos, _ = _points()
+        self.ids = np.arange(N)
+        self.time_grid()
+        self.time_floor()
+
+    def time_grid(self):
+        g = Grid(cell=R, dims=2)
+        g.place(self.ids, self.pos)
+        g.pairs(R)
+
+    def time_floor(self):
+        _space_floor.floor_pairs(self.pos, R)
+
+    def time_ckdtree(self):
+        cKDTree(self.pos).query_pairs(R, output_type="ndarray")
+
+
+class Within:
+    number = 1
+    repeat = 7
+    timeout = 600
+
+    def setup(self):
+        pos, self.queries = _points()
+        self.grid = Grid(cell=R, dims=2)
+        self.grid.place(np.arange(N), pos)
+        self.cells = _space_floor.floor_cells(pos, R)
+        self.time_grid()
+        self.time_floor()
+
+    def time_grid(self):
+        self.grid.within(self.queries, R)
+
+    def time_floor(self):
+        _space_floor.floor_within(*self.cells, R, self.queries, R)
+
+
+class Resync:
+    number = 1
+    repeat = 7
+    timeout = 600
+
+    def setup(self):
+        pos, _ = _points()
+        self.world = World()
+        self.world.register("pos", "f8", shape=(2,), track=True)
+        self.handles = self.world.create(N)
+        self.world.add("pos", self.handles, pos=pos)
+        self.grid = self.world.grid("pos", cell=R)
+        self.grid.pairs(R)  # placed and built
+        rng = np.random.default_rng(2)
+        movers = rng.choice(self.handles, N // 100, replace=False)
+        step = rng.uniform(-0.5, 0.5, (len(movers), 2))
+        self.world.set("pos", movers, pos=self.world.get("pos", movers)["pos"] + step)
+        self.all = self.world["pos"].ids
+        self.pos = self.world["pos"]["pos"]
+        self.time_rebuild()
+
+    def time_resync(self):
+        self.grid.sync()
+
+    def time_rebuild(self):
+        g = Grid(cell=R, dims=2, index="hash")
+        g.place(self.all, self.pos)
+        g.at(np.zeros((1, 2), np.int64))  # builds the cell table
+
+
+class Memory:
+    def setup(self):
+        pos, _ = _points()
+        self.grid = Grid(cell=R, dims=2)
+        self.grid.place(np.arange(N), pos)
+        self.grid.pairs(R)
+
+    def track_bytes_per_member(self):
+        return self.grid.nbytes / N
+
+    track_bytes_per_member.unit = "bytes"
+
+    def track_table_bytes_per_member(self):
+        return self.grid.table_nbytes / N
+
+    track_table_bytes_per_member.unit = "bytes"

@@ -1,0 +1,17 @@
+"""Agent-based models from Mesa's example library, on the World and a Grid.
+
+Each model takes Mesa's parameters and defaults, holds its agents as
+entities of a :class:`~sparseset.World` (``.world``), and steps them
+as Mesa's do (``.step()``, ``.run(steps)``), one at a time in a shuffled
+order where Mesa's model does so, in a compiled loop:
+
+- :class:`BoltzmannWealth` (:mod:`.boltzmann`), reporting ``gini()``;
+- :class:`Schelling` (:mod:`.schelling`), reporting ``happy``;
+- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``.
+"""
+
+from .boids import BoidFlockers
+from .boltzmann import BoltzmannWealth, gini_of
+from .schelling import Schelling
+
+__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "gini_of"]

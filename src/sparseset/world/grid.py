@@ -1,0 +1,247 @@
+"""WorldGrid: a Grid of the entities holding a component, kept in step.
+
+A world's grid follows its component: before any answer it catches up
+with what changed since the last one. Through a reader when the component
+is tracked (the entities that lost it leave, those that gained it or were
+written are placed again: O(changes)); by comparing every position
+otherwise (O(n), with no rebuild when nothing moved). A ``place`` of a few
+movers re-buckets them in the grid's cell table, so a step in which 1% of
+the entities moved costs a small part of a rebuild.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..sets.locking import Guarded, atomic, share_guard
+from ..spaces import Grid
+
+
+def _position_column(store: Any, name: str, column: str | None) -> tuple[str, int]:
+    """The column holding positions, and its number of axes."""
+    schema = store.schema
+    if column is None:
+        if len(schema) != 1:
+            raise ValueError(
+                f"component {name!r} has columns {tuple(schema)}: say which one "
+                f"holds the positions (column=...)"
+            )
+        column = next(iter(schema))
+    if column not in schema:
+        raise ValueError(f"component {name!r} has no column {column!r}")
+    dtype, shape = schema[column]
+    if len(shape) != 1 or shape[0] not in (1, 2, 3) or dtype.kind not in "iuf":
+        raise ValueError(
+            f"column {column!r} of {name!r} must hold 1 to 3 numbers a row "
+            f"(a position), not {dtype} of shape {shape}"
+        )
+    return column, int(shape[0])
+
+
+@atomic()
+class WorldGrid(Guarded):
+    """A :class:`~sparseset.Grid` of the entities (handles) holding a
+    component, kept in step with the world; made by :meth:`~sparseset.World.grid`.
+
+    Queries answer handles. Before each, the grid catches up: entities that
+    gained the component are placed, those that lost it or died leave, and
+    those whose positions changed are re-bucketed (through a reader when the
+    component is tracked, so in-place writes must be declared as for any
+    reader; by checking every position otherwise).
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("pos", "f8", shape=(2,))
+    >>> e = w.create(3); w.add("pos", e, pos=[[0, 0], [0.5, 0], [5, 5]])
+    3
+    >>> g = w.grid("pos", cell=1.0)
+    >>> a, b = g.pairs(1.0); (a.tolist(), b.tolist()) == ([e[0]], [e[1]])
+    True
+    >>> w["pos"]["pos"][2] = [0.2, 0.2]  # untracked: every position is checked
+    >>> len(g.pairs(1.0)[0])
+    3
+    """
+
+    __slots__ = ("_column", "_grid", "_name", "_reader", "_store")
+
+    def __init__(
+        self,
+        world: Any,
+        name: str,
+        cell: float = 1.0,
+        torus: Any = None,
+        column: str | None = None,
+    ) -> None:
+        store = world[name]
+        self._column, dims = _position_column(store, name, column)
+        # Handles run to 2**63: the hash kind takes every one.
+        self._grid = Grid(cell=cell, dims=dims, torus=torus, index="hash")
+        self._name = name
+        self._store = store
+        self._reader = (
+            world.reader(name, include_present=True) if store.tracked else None
+        )
+        share_guard(self, world)
+        if self._reader is None:
+            self.sync()
+
+    def sync(self) -> None:
+        """Catch up with the component now (every query does it first).
+
+        Notes
+        -----
+        Tracked: O(c) for c entities changed since the last sync (plus the
+        reader's scan of the stamps); untracked: O(n) for n entities.
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("pos", "f8", shape=(2,), track=True)
+        >>> g = w.grid("pos"); e = w.create(1); w.add("pos", e, pos=[[1, 2]])
+        1
+        >>> g.sync(); len(g)
+        1
+        """
+        grid = self._grid
+        store = self._store
+        reader = self._reader
+        if reader is not None:
+            gone = reader.removed()
+            if gone.shape[0]:
+                grid.discard(gone)
+            touched = reader.changed()  # adds are declared writes too
+            if touched.shape[0]:
+                touched = touched[store.contains(touched)]
+                grid.place(touched, store.get(touched)[self._column])
+            reader.commit()
+            return
+        handles = store.ids
+        pos = store[self._column]
+        code = grid.differs(handles, pos)
+        absent = int(np.count_nonzero(code == 2))
+        if len(grid) > handles.shape[0] - absent:  # some left the component
+            held = grid.ids
+            grid.discard(held[~store.contains(held)])
+        moved = code != 0
+        if absent or moved.any():
+            grid.place(handles[moved], pos[moved])
+
+    @property
+    def grid(self) -> Grid:
+        """The grid itself, in step (read it; changing it is the world's job).
+
+        O(1) after the catch-up.
+        """
+        self.sync()
+        return self._grid
+
+    @property
+    def component(self) -> str:
+        """The component followed. O(1)."""
+        return self._name
+
+    def __len__(self) -> int:
+        self.sync()
+        return len(self._grid)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The handles in the grid. O(n), after the catch-up."""
+        self.sync()
+        return self._grid.ids
+
+    def contains(self, handles: Any) -> Any:
+        """Whether each handle is in the grid. O(k) for k handles, after the
+        catch-up.
+
+        Raises
+        ------
+        TypeError
+            If a handle is not an integer.
+        ValueError
+            If a handle is negative.
+        """
+        self.sync()
+        return self._grid.contains(handles)
+
+    def __contains__(self, x: object) -> bool:
+        self.sync()
+        return x in self._grid
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the grid. O(1)."""
+        return self._grid.nbytes
+
+    def positions(self, handles: Any) -> np.ndarray:
+        """The positions the grid holds for ``handles``, after the catch-up.
+
+        Raises
+        ------
+        KeyError
+            Naming the first handle not in the grid.
+
+        Notes
+        -----
+        O(k) for k handles.
+        """
+        self.sync()
+        return self._grid.positions(handles)
+
+    def within(
+        self, points: Any, r: float, metric: str = "euclidean"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`~sparseset.Grid.within`, in handles, after the catch-up.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`~sparseset.Grid.within`.
+
+        Notes
+        -----
+        As :meth:`~sparseset.Grid.within`, plus the catch-up.
+        """
+        self.sync()
+        return self._grid.within(points, r, metric)
+
+    def pairs(
+        self, r: float, metric: str = "euclidean"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`~sparseset.Grid.pairs`, in handles, after the catch-up.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`~sparseset.Grid.pairs`.
+
+        Notes
+        -----
+        As :meth:`~sparseset.Grid.pairs`, plus the catch-up.
+        """
+        self.sync()
+        return self._grid.pairs(r, metric)
+
+    def at(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`~sparseset.Grid.at`, in handles, after the catch-up.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`~sparseset.Grid.at`.
+
+        Notes
+        -----
+        As :meth:`~sparseset.Grid.at`, plus the catch-up.
+        """
+        self.sync()
+        return self._grid.at(cells)
+
+    def __repr__(self) -> str:
+        return f"WorldGrid({self._name!r}, {self._grid!r})"
+
+
+__all__ = ["WorldGrid"]

@@ -1,0 +1,166 @@
+"""A Grid's twin: one-at-a-time moves from @njit code, seen at once by
+the twin's queries and the grid's, against brute force."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numba import njit
+from test_grid import Model, check
+
+from sparseset import Grid
+from sparseset.jit.grid import (
+    CHEBYSHEV,
+    EUCLIDEAN,
+    MANHATTAN,
+    grid_cell,
+    grid_move,
+    grid_place,
+    grid_position,
+    grid_remove,
+    grid_within,
+)
+
+CODES = {"euclidean": EUCLIDEAN, "chebyshev": CHEBYSHEV, "manhattan": MANHATTAN}
+
+
+@njit
+def move_all(tw, ids, pos):
+    """Move each id in turn; the sum of the answers."""
+    done = 0
+    for i in range(ids.shape[0]):
+        x1 = pos[i, 1] if pos.shape[1] > 1 else 0.0
+        x2 = pos[i, 2] if pos.shape[1] > 2 else 0.0
+        done += grid_move(tw, ids[i], pos[i, 0], x1, x2)
+    return done
+
+
+@njit
+def place_all(tw, ids, pos, answers):
+    """Place each id in turn (add or move), recording each answer."""
+    for i in range(ids.shape[0]):
+        x1 = pos[i, 1] if pos.shape[1] > 1 else 0.0
+        x2 = pos[i, 2] if pos.shape[1] > 2 else 0.0
+        answers[i] = grid_place(tw, ids[i], pos[i, 0], x1, x2)
+
+
+@njit
+def remove_all(tw, ids):
+    done = 0
+    for i in range(ids.shape[0]):
+        done += grid_remove(tw, ids[i])
+    return done
+
+
+@njit
+def near(tw, point, r, metric, out):
+    x1 = point[1] if point.shape[0] > 1 else 0.0
+    x2 = point[2] if point.shape[0] > 2 else 0.0
+    return grid_within(tw, point[0], x1, x2, r, metric, out)
+
+
+@njit
+def in_cell(tw, cell, out):
+    c1 = cell[1] if cell.shape[0] > 1 else 0
+    c2 = cell[2] if cell.shape[0] > 2 else 0
+    return grid_cell(tw, cell[0], c1, c2, out)
+
+
+SPACES = [
+    (1.0, 2, None),
+    (1.5, 2, (7.0, 4.0)),
+    (1.0, 3, None),
+    (1.0, 3, (4.0, 5.0, 3.0)),
+    (1.0, 1, None),
+]
+
+
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@pytest.mark.parametrize(("cell", "dims", "torus"), SPACES)
+@given(data=st.data())
+def test_twin_moves_against_brute_force(kind, cell, dims, torus, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    grid = Grid(cell=cell, dims=dims, torus=torus, index=kind)
+    model = Model(cell, dims, torus)
+    ids = rng.choice(1000, int(rng.integers(1, 60)), replace=False)
+    spread = data.draw(st.sampled_from([10, 1e7]))  # 1e7: a hashed table
+    pos = rng.integers(-4, 40, (len(ids), dims)) / 4.0
+    pos[: len(ids) // 10] *= spread / 10
+    grid.place(ids, pos)
+    model.place(ids.tolist(), pos)
+    out = np.empty(len(ids) + 200, np.int64)
+    for _ in range(data.draw(st.integers(1, 4))):
+        tw = grid.jit
+        who = rng.choice(sorted(model.pos), int(rng.integers(1, 4)))
+        new = rng.integers(-8, 48, (len(who), dims)) / 4.0
+        assert move_all(tw, who, new) == len(who)
+        model.place(who.tolist(), new)
+        assert move_all(tw, np.array([5000]), new[:1]) == 0  # absent
+        have = sorted(model.pos)
+        if len(have) > 1:  # one-member removals, the last member moving in
+            gone = rng.choice(have, min(len(have) - 1, int(rng.integers(1, 4))), False)
+            assert remove_all(tw, gone) == len(gone)
+            assert remove_all(tw, gone[:1]) == 0
+            for x in gone.tolist():
+                del model.pos[x]
+        born = rng.choice(np.arange(1000, 1040), int(rng.integers(1, 4)), False)
+        born = np.concatenate([born, rng.choice(sorted(model.pos), 1)])
+        where = rng.integers(-8, 48, (len(born), dims)) / 4.0
+        answers = np.empty(len(born), np.int64)
+        place_all(tw, born, where, answers)
+        for x, p, answer in zip(born, where, answers, strict=True):
+            assert answer in (0, 1, -2)
+            if answer == -2:  # no room in the twin: the grid grows instead
+                continue
+            assert answer == (0 if int(x) in model.pos else 1)
+            model.place([int(x)], p[None, :])
+        later = [k for k, a in enumerate(answers) if a == -2]
+        if later:
+            grid.place(born[later], where[later])
+            model.place(born[later].tolist(), where[later])
+            tw = grid.jit
+        for metric, code in CODES.items():
+            for r in (0.0, 1.0, 2.25):
+                point = rng.integers(-8, 48, dims) / 4.0
+                k = near(tw, point, r, code, out)
+                assert sorted(out[:k].tolist()) == model.within(point, r, metric)
+        for cell_at in rng.integers(-2, 10, (3, dims)):
+            k = in_cell(tw, cell_at, out)
+            assert sorted(out[:k].tolist()) == model.at(tuple(cell_at.tolist()))
+        here = np.empty(dims)
+        last = sorted(model.pos)[-1]
+        assert grid_position(tw, last, here) == 1
+        np.testing.assert_array_equal(here, model.pos[last])
+        check(grid, model, rng)
+
+
+def test_a_stale_twin_answers_minus_one_and_a_short_buffer_counts():
+    grid = Grid(cell=1.0)
+    grid.place(np.arange(10), np.zeros((10, 2)))
+    tw = grid.jit
+    out = np.empty(3, np.int64)
+    assert near(tw, np.zeros(2), 1.0, EUCLIDEAN, out) == 10  # wrote 3 of 10
+    assert set(out.tolist()) <= set(range(10))
+    grid.place([10], [[0.0, 0.0]])  # a new member: the table goes stale
+    assert near(tw, np.zeros(2), 1.0, EUCLIDEAN, out) == -1
+    assert move_all(tw, np.array([1]), np.zeros((1, 2))) == -1
+    assert in_cell(tw, np.zeros(2, np.int64), out) == -1
+    assert grid_position(tw, 1, np.empty(2)) == -1
+    assert near(grid.jit, np.zeros(2), 1.0, EUCLIDEAN, out) == 11
+
+
+def test_many_twin_moves_then_a_rebuild():
+    """Moves past an eighth of the members make the next query rebuild."""
+    rng = np.random.default_rng(5)
+    grid = Grid(cell=1.0)
+    model = Model(1.0, 2, None)
+    ids = np.arange(100)
+    pos = rng.uniform(0, 10, (100, 2))
+    grid.place(ids, pos)
+    model.place(ids.tolist(), pos)
+    tw = grid.jit
+    new = rng.uniform(0, 10, (100, 2))
+    assert move_all(tw, ids, new) == 100
+    model.place(ids.tolist(), new)
+    check(grid, model, rng)
+    assert move_all(tw, ids[:1], new[:1]) == -1  # rebuilt since
