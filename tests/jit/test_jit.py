@@ -352,7 +352,7 @@ def _catching(js, op, ids):
         return -1
 
 
-@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash", "auto"])
 def test_set_twin_batch_methods_refuse_bad_input_and_change_nothing(kind):
     s = SparseSet.from_ids([4, 7, 9], index=kind)
     js = s.jit
@@ -780,7 +780,7 @@ class TwinMachine(RuleBasedStateMachine):
         assert [self.s.contains(i) for i in (0, 30, 61)] == found[[0, 30, 61]].tolist()
 
 
-@pytest.mark.parametrize("kind", ["flat", "paged", "hash"])
+@pytest.mark.parametrize("kind", ["flat", "paged", "hash", "auto"])
 def test_twin_state_machine(kind):
     machine = type(f"TwinMachine_{kind}", (TwinMachine,), {"kind": kind})
     run_state_machine_as_test(machine)

@@ -187,5 +187,41 @@ def test_adapted_kind_and_the_names():
     assert adapted_kind(2**48, 2**48 + 5, 1000).name == "hash"
     assert index_spec("auto")[1] and not index_spec("flat")[1]
     with pytest.raises(ValueError, match="'auto', 'flat', 'paged', 'hash'"):
-        kind_named("tree")
+        SparseSet(index="tree")
+    with pytest.raises(ValueError, match=r"one of 'flat', 'paged', 'hash'$"):
+        kind_named("auto")  # where a fixed kind is needed (a World's)
     assert ADAPTIVE_BYTES_PER_MEMBER <= 48
+
+
+def test_threads_see_every_member_through_changes_of_kind():
+    import threading
+
+    s = SparseSet()
+    fixed = np.arange(100)
+    s.add(fixed)
+    done = threading.Event()
+    wrong = []
+
+    def reader():
+        while not done.is_set():
+            if not (0 in s and 99 in s and s.contains(fixed).all()):
+                wrong.append(s.kind)
+
+    def writer(seed):
+        rng = np.random.default_rng(seed)
+        for k in range(24):  # wider and wider: flat, then paged or hash
+            s.add(rng.integers(100, 2 ** (16 + k), 300))
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    writers = [threading.Thread(target=writer, args=(w,)) for w in range(2)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    for t in readers:
+        t.join()
+    assert not wrong and s.kind == "hash"
+    ids = s.ids
+    assert np.unique(ids).shape[0] == ids.shape[0] == len(s)
+    assert s.index(ids).tolist() == list(range(len(s)))

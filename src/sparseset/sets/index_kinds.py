@@ -29,6 +29,12 @@ kind          ids             memory
 ``dense`` adds 4 bytes per member (flat, int32 ids) or 8 (paged and hash,
 int64 ids), with up to 2x spare room from amortized growth.
 
+The containers' default, ``index="auto"`` (:data:`AUTO`), is no fourth
+kind: an adapting set is one of these at any time, and its engine picks
+another with :func:`adapted_kind` when it grows (see
+:class:`~sparseset.sets.engine.SetEngine`). :func:`index_spec` reads an
+``index=`` argument.
+
 Readers of tables (``from_arrow``, ``from_pandas``, ``read_parquet``)
 given no ``index=`` ask :func:`choose_kind` which kind their ids want.
 """
@@ -220,7 +226,13 @@ def index_spec(name: Any) -> tuple[IndexKind, bool]:
     """
     if isinstance(name, str) and name == AUTO:
         return KINDS["flat"], True
-    return kind_named(name), False
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ValueError(
+            f"index = {name!r} is not an index kind; choose one of "
+            f"{', '.join(map(repr, INDEX_NAMES))}"
+        )
+    return kind, False
 
 
 def kind_named(name: Any) -> IndexKind:
@@ -233,13 +245,13 @@ def kind_named(name: Any) -> IndexKind:
     >>> kind_named("tree")
     Traceback (most recent call last):
     ...
-    ValueError: index = 'tree' is not an index kind; choose one of 'auto', ...
+    ValueError: index = 'tree' is not an index kind; choose one of 'flat', ...
     """
     kind = KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         raise ValueError(
             f"index = {name!r} is not an index kind; choose one of "
-            f"{', '.join(map(repr, INDEX_NAMES))}"
+            f"{', '.join(map(repr, KINDS))}"
         )
     return kind
 
