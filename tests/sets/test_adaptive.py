@@ -225,3 +225,30 @@ def test_threads_see_every_member_through_changes_of_kind():
     ids = s.ids
     assert np.unique(ids).shape[0] == ids.shape[0] == len(s)
     assert s.index(ids).tolist() == list(range(len(s)))
+
+
+def test_algebra_between_sets_that_adapt_differently():
+    # A paged or flat left operand meeting ids its kind must change for:
+    # the result changes kind mid-operation, with rows for every member.
+    rng = np.random.default_rng(7)
+    for trial in range(240):
+        base = [0, 2**40, 2**31 - 100][trial % 3]
+        offsets = rng.integers(0, 200, rng.integers(1, 60))
+        s = SparseSet()
+        s.add(base + offsets)
+        model = set((base + offsets).tolist())
+        if trial % 2:
+            s.checkpoint()
+        gone = s.ids[:: rng.integers(1, 4)].copy()
+        s.discard(gone)
+        model -= set(gone.tolist())
+        values = rng.integers(0, 220, rng.integers(0, 12)).tolist()
+        b = SparseSet.from_ids(values)
+        other = set(values)
+        assert set((s | b).ids.tolist()) == model | other
+        assert set((s & b).ids.tolist()) == model & other
+        assert set((s - b).ids.tolist()) == model - other
+        assert set((s ^ b).ids.tolist()) == model ^ other
+        assert set((b | s).ids.tolist()) == model | other
+        copy = s.copy()
+        assert copy.kind == s.kind and set(copy.ids.tolist()) == model

@@ -770,10 +770,16 @@ class SetEngine:
             # Distinct ids a kind that takes them all: one pass, no growth.
             fresh.state.n = fresh.insert(a.dense[:n], False, None, None)
         grown = fresh.state
+        dense = grown.dense
+        if dense.shape[0] < a.dense.shape[0]:
+            # As many rows as before: a caller that sized dense for a batch
+            # under way (set algebra pushing ids) writes them unchecked.
+            dense = kernels.allocation.empty(a.dense.shape[0], kind.id_dtype)
+            dense[:n] = grown.dense[:n]
         self.kind = kind
         self.bits = None
         a.sparse = grown.sparse
-        a.dense = grown.dense
+        a.dense = dense
         a.epoch += 1
 
     def settle(self, n: int) -> None:
@@ -794,14 +800,6 @@ class SetEngine:
                 # A flat index again where it still pays: sized to the
                 # members' ids, not to a doubling's.
                 self.switch(kind, n, n, high)
-        dense = a.dense
-        if dense.shape[0] > 2 * n + 64:
-            # Sized for a batch of repeated ids: rows for the members. The
-            # growth this add made invalidated checkpoints, so nothing past
-            # n is waited for.
-            trimmed = kernels.allocation.empty(n + (n >> 2) + 16, dense.dtype)
-            trimmed[:n] = dense[:n]
-            a.dense = trimmed
 
     def grow_dense(self, needed: int) -> None:
         """Give ``dense`` at least ``needed`` slots (amortised doubling)."""
@@ -831,6 +829,17 @@ class SetEngine:
             a.epoch += 1
             if bits is not None:
                 self._mark_in_twin_bits(bits, n)
+        if (
+            self.adaptive
+            and self.twin is None
+            and a.dense.shape[0] > 2 * a.n + 64
+            and not kernels.marks.is_live(a.marks, a.depth, a.epoch)
+        ):
+            # Rows for a batch of repeated ids: for the members instead
+            # (no live checkpoint waits for the ids past n).
+            trimmed = kernels.allocation.empty(a.n + (a.n >> 2) + 16, a.dense.dtype)
+            trimmed[: a.n] = a.dense[: a.n]
+            a.dense = trimmed
         return int(a.n - n)
 
     def fill(self, members: np.ndarray) -> None:
@@ -1145,7 +1154,9 @@ class SetEngine:
             out = SetEngine.sized(
                 self.kind, self.capacity, members.shape[0], self.adaptive
             )
+            out.adaptive = False  # the members fit this kind: a copy keeps it
             out.fill(members)
+            out.adaptive = self.adaptive
         return out
 
     def first_absent(self, arr: np.ndarray) -> int:
