@@ -443,7 +443,7 @@ def test_wide_ids_in_stores_and_maps(kind):
 
 def test_flat_add_past_its_range_names_the_kind_that_takes_it():
     with pytest.raises(ValueError, match=r"2\*\*31\).*index='paged'") as raised:
-        SparseSet().add([1, 2**40])
+        SparseSet(index="flat").add([1, 2**40])
     # Scattered wide ids belong in a hash index: the message says so too.
     assert "scattered ids, index='hash' takes any in [0, 2**63)" in str(raised.value)
     with pytest.raises(ValueError, match=r"index='hash' takes ids in \[0, 2\*\*63\)"):
@@ -451,7 +451,7 @@ def test_flat_add_past_its_range_names_the_kind_that_takes_it():
     with pytest.raises(ValueError, match="no index kind takes"):
         SparseSet(index="hash").add(np.uint64(2**63))
     with pytest.raises(ValueError, match="index='hash'"):
-        ComponentStore({"hp": "i4"}).add([2**60], hp=1)
+        ComponentStore({"hp": "i4"}, index="flat").add([2**60], hp=1)
 
 
 @pytest.mark.parametrize("bad", ["tree", "", None, 3, "FLAT"])

@@ -21,7 +21,7 @@ from stress import RUNS, run_threads
 
 pytestmark = pytest.mark.boundscheck
 
-KINDS = ["flat", "paged", "hash"]
+KINDS = ["flat", "paged", "hash", "auto"]
 
 #: The scalar hot paths each container guards by hand (see sets.locking).
 HAND_GUARDED = {

@@ -51,8 +51,8 @@ def order(s):
     return s.ids.tolist()
 
 
-def make(ids, capacity=64):
-    s = SparseSet(capacity=capacity)
+def make(ids, capacity=64, index="auto"):
+    s = SparseSet(capacity=capacity, index=index)
     s.add(ids)
     return s
 
@@ -230,7 +230,7 @@ class TestFromIds:
     )
     def test_from_ids_bad(self, ids, exc):
         with pytest.raises(exc):
-            SparseSet.from_ids(ids)
+            SparseSet.from_ids(ids, index="flat")
 
 
 # --------------------------------------------------------------------------
@@ -373,7 +373,7 @@ class TestAdd:
         ids=lambda v: f"id={int(v)}",
     )
     def test_out_of_range_add_names_id(self, bad):
-        s = make([1, 2])
+        s = make([1, 2], index="flat")
         snap = snapshot(s)
         with pytest.raises(ValueError) as info:
             s.add(bad)
@@ -382,9 +382,8 @@ class TestAdd:
 
     @pytest.mark.parametrize("bad", [FLAT_LIMIT, 2**47, 2**50])
     def test_out_of_range_add_names_the_index_range(self, bad):
-        # The paged and hash kinds that would take these ids are not built
-        # yet; until they are, the message names the flat range it broke.
-        s = SparseSet()
+        # A flat set's message names the flat range it broke.
+        s = SparseSet(index="flat")
         with pytest.raises(ValueError) as info:
             s.add([0, bad])
         msg = str(info.value)
@@ -949,7 +948,7 @@ class TestCheckpointRollback:
         ids=["negative", "too-large-after-growth-id", "float", "floats", "2d", "neg"],
     )
     def test_failed_add_keeps_checkpoint_valid(self, bad, exc):
-        s = make([1, 2, 3, 4], capacity=64)
+        s = make([1, 2, 3, 4], capacity=64, index="flat")
         token = s.checkpoint()
         s.discard([2, 4])
         snap = snapshot(s)
@@ -1312,6 +1311,7 @@ class TestOperators:
     def test_python_set_operand_with_out_of_range_ids(self, a):
         # ids past the flat range can never be members, so queries answer
         # "absent" for them; only results that would have to hold them raise
+        a = SparseSet.from_ids(A, index="flat")
         big = 2**40
         other = {5, 15, big}
         assert members(a & other) == {5, 15}
@@ -1457,7 +1457,7 @@ class TestNamedMethods:
 
     @pytest.mark.parametrize("name", ["update", "symmetric_difference_update", "union"])
     def test_too_large_operand_for_adding_methods(self, name):
-        s = SparseSet.from_ids(A)
+        s = SparseSet.from_ids(A, index="flat")
         snap = snapshot(s)
         with pytest.raises(ValueError, match=str(FLAT_LIMIT)):
             getattr(s, name)([30, 31, FLAT_LIMIT])
@@ -1768,7 +1768,7 @@ CATALOGUE = (
 @pytest.fixture
 def victim():
     """A set with a non-trivial order and a removed id sitting past n."""
-    s = SparseSet(capacity=64)
+    s = SparseSet(capacity=64, index="flat")
     s.add([10, 20, 30, 40, 50])
     s.discard(20)
     assert order(s) == [10, 50, 30, 40]

@@ -50,6 +50,11 @@ WIDE = [2**31, 2**31 + 4_095, 2**36 + 7, 2**40 - 1, 2**47 + 2**24, 2**48 - 1]
 WIDE += [2**48, 2**62 + 1, 2**63 - 2, 2**63 - 1]
 #: The first id past each kind's range (add must raise, queries say absent).
 PAST_RANGE = {name: kind.limit for name, kind in KINDS.items()}
+# The kind that adapts takes what hash takes, and names hash in messages.
+PAST_RANGE["auto"] = KINDS["hash"].limit
+WIDEST = {**{name: name for name in KINDS}, "auto": "hash"}
+#: Clustered ids past flat's range: an adapting set of them alone is paged.
+CLUSTER = 2**40
 
 small_id = st.integers(0, SMALL)
 any_id = st.one_of(small_id, small_id, small_id, st.integers(0, LARGE))
@@ -116,7 +121,7 @@ class SparseSetMachine(RuleBasedStateMachine):
     def __init__(self, kind="flat"):
         super().__init__()
         self.kind = kind
-        self.wide = [x for x in WIDE if x < KINDS[kind].limit and x >= 2**31]
+        self.wide = [x for x in WIDE if x < PAST_RANGE[kind] and x >= 2**31]
         self.s = SparseSet(index=kind)
         self.model = set()
         self.order = []
@@ -155,7 +160,7 @@ class SparseSetMachine(RuleBasedStateMachine):
     )
     def start(self, capacity, values):
         self.s = SparseSet(capacity=capacity, index=self.kind)
-        assert self.s.kind == self.kind
+        assert self.s.kind == (self.kind if self.kind in KINDS else "flat")
         assert self.s.add(values) == len(set(values))
         self.order = list(dict.fromkeys(values))
         self.model = set(values)
@@ -190,6 +195,26 @@ class SparseSetMachine(RuleBasedStateMachine):
         else:
             self._blur_tokens()
 
+    @precondition(lambda self: self.kind == "auto")
+    @rule(
+        offsets=st.lists(st.integers(0, 200), min_size=1, max_size=60),
+        base=st.sampled_from([CLUSTER, 2**31 - 100, 0]),
+    )
+    def restart_clustered(self, offsets, base):
+        # A new adapting set of clustered ids: paged past flat's range (a
+        # cluster near 2**40), flat below it; later rules widen it (hash).
+        self.s = SparseSet()
+        batch = [base + k for k in offsets]
+        assert self.s.add(np.array(batch, np.int64)) == len(set(batch))
+        self.order = list(dict.fromkeys(batch))
+        self.model = set(batch)
+        self.ever_added.update(batch)
+        self._kill_tokens()
+        if base == CLUSTER and len(self.model) >= 17:
+            assert self.s.kind == "paged"
+        if base == 0:
+            assert self.s.kind == "flat"
+
     @rule(values=id_lists, layout=st.sampled_from(["list", "array"]))
     def add_past_range(self, values, layout):
         past = PAST_RANGE[self.kind]
@@ -199,8 +224,8 @@ class SparseSetMachine(RuleBasedStateMachine):
         with pytest.raises(ValueError, match=str(past)) as info:
             self.s.add(arg)
         message = str(info.value)
-        assert self.kind in message
-        if self.kind != "hash":
+        assert WIDEST[self.kind] in message
+        if WIDEST[self.kind] != "hash":
             assert "index=" in message  # suggests the kind that takes it
         self._assert_exactly(before)
 
@@ -417,7 +442,12 @@ class SparseSetMachine(RuleBasedStateMachine):
         assert s.issuperset(b) == (m >= other)
         assert s.isdisjoint(b) == m.isdisjoint(other)
         assert set(t.ids.tolist()) == other
-        assert s.copy().kind == s.union(b).kind == self.kind
+        if self.kind in KINDS:
+            assert s.copy().kind == s.union(b).kind == self.kind
+        else:  # results adapt too
+            assert s.copy().kind == s.kind
+            assert s.copy()._engine.index_name == s.union(b)._engine.index_name
+            assert s.union(b)._engine.index_name == self.kind
         self._assert_exactly(self.order)
 
     @rule(
@@ -516,17 +546,20 @@ class SparseSetMachine(RuleBasedStateMachine):
     @invariant()
     def index_holds_the_members(self):
         index = self.s._engine.state.sparse
-        if self.kind == "hash":
+        kind = self.s.kind  # what an adapting set uses now
+        assert kind in KINDS and (kind == self.kind or self.kind == "auto")
+        if kind == "hash":
             table, used = index.table, int(index.meta[0])
             keys = kernels.hashed.entries(index)[1]
             # No tombstones: every used slot is a key, each key once.
             assert keys.shape[0] == used
             assert np.unique(keys).shape[0] == used
-            assert used * 2 <= kernels.hashed.slots_of(
-                table
-            )  # never past the load limit
+            # never past the load limit (an adapting set's is its own)
+            load = int(index.meta[kernels.hashed.LOAD])
+            assert load == (50 if self.kind == "hash" else 80)
+            assert used * 100 <= kernels.hashed.slots_of(table) * load
             assert set(self.model) <= set(keys.tolist())
-        if self.kind == "paged":
+        if kind == "paged":
             paged, used = kernels.paged, index.used
             # the pools hold what they handed out, and the live part of it
             live = paged.FIRST_NODE + used[paged.USED_LIVE_NODES]
@@ -546,6 +579,6 @@ class SparseSetMachine(RuleBasedStateMachine):
             assert int(kernels.kinds.lookup(index, x)) == k
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", [*KINDS, "auto"])
 def test_sparse_set_machine(kind):
     run_state_machine_as_test(lambda: SparseSetMachine(kind))

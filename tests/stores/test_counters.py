@@ -378,7 +378,7 @@ def test_a_flat_counter_trusts_its_index_where_it_filled_it(span, monkeypatch):
     keys = rng.choice(span, 6_000, replace=False)
     # Small ids first (a small index), the largest last (it must grow).
     ids = np.r_[np.sort(keys)[rng.integers(0, 3_000, 40_000)], keys]
-    counts = SparseMap("i8")
+    counts = SparseMap("i8", index="flat")
     before = rng.choice(span, 100, replace=False)
     counts.add_at(before, 5)
     passes.clear()

@@ -36,12 +36,12 @@ def rows_of(i):
     return {"pos": [i + 0.5, -i], "vel": [2.0 * i, 0.25], "hp": 10 * i + 1}
 
 
-def make_store(ids=(4, 9, 1, 7), discard=(9,)):
+def make_store(ids=(4, 9, 1, 7), discard=(9,), index="auto"):
     """A SCHEMA store holding ``ids`` (rows from ``rows_of``), minus ``discard``.
 
     The default gives dense order [4, 7, 1]: a swap already happened.
     """
-    store = ComponentStore(SCHEMA)
+    store = ComponentStore(SCHEMA, index=index)
     ids = list(ids)
     store.add(
         ids,
@@ -1025,7 +1025,8 @@ BAD_INPUTS = [
     ids=[case[0] for case in BAD_INPUTS],
 )
 def test_bad_input_raises_names_it_and_changes_nothing(op, exc, needle):
-    store = make_store()
+    # Flat, whose range ends at 2**31: the catalogue's "too large" ids.
+    store = make_store(index="flat")
     snap = snapshot(store)
     with pytest.raises(exc) as info:
         op(store)
@@ -1035,9 +1036,8 @@ def test_bad_input_raises_names_it_and_changes_nothing(op, exc, needle):
 
 @pytest.mark.parametrize("bad", [2**31, 2**47, 2**50])
 def test_out_of_range_add_names_the_index_range(bad):
-    # The paged and hash kinds that would take these ids are not built yet;
-    # until they are, the message names the flat range the id broke.
-    store = make_store()
+    # A flat store's message names the flat range the id broke.
+    store = make_store(index="flat")
     snap = snapshot(store)
     with pytest.raises(ValueError) as info:
         store.add([0, bad], hp=[1, 2])
@@ -1047,7 +1047,7 @@ def test_out_of_range_add_names_the_index_range(bad):
 
 
 def test_failed_add_leaves_a_working_store():
-    store = make_store()
+    store = make_store(index="flat")
     with pytest.raises(ValueError):
         store.add([50, 2**40])
     with pytest.raises(TypeError):
@@ -1062,8 +1062,8 @@ def test_failed_add_leaves_a_working_store():
 # --------------------------------------------------------------------------
 
 
-def make_map(items=((5, 1.5), (2, 2.5), (9, -1.0))):
-    m = SparseMap("f8")
+def make_map(items=((5, 1.5), (2, 2.5), (9, -1.0)), index="auto"):
+    m = SparseMap("f8", index=index)
     for k, v in items:
         m[k] = v
     return m
@@ -1311,7 +1311,7 @@ class TestSparseMap:
         ],
     )
     def test_bad_input_changes_nothing(self, op, exc, needle):
-        m = make_map()
+        m = make_map(index="flat")  # the flat range: "too-large"
         before = (m.ids.tolist(), m.data.tolist())
         with pytest.raises(exc) as info:
             op(m)

@@ -41,6 +41,17 @@ dup_id_lists = st.lists(any_id, min_size=1, max_size=4).flatmap(
     lambda pool: st.lists(st.sampled_from(pool), max_size=10)
 )
 add_id_lists = st.one_of(id_lists, dup_id_lists)
+#: Ids past flat's range, which make an adapting store change kind: a
+#: cluster (paged, alone) and ids scattered up to 2**63 (hash).
+wide_id_lists = st.lists(
+    st.one_of(
+        st.integers(2**40, 2**40 + 300),
+        st.sampled_from([2**31, 2**47 + 5, 2**62 + 1, 2**63 - 1]),
+        small_id,
+    ),
+    min_size=1,
+    max_size=12,
+)
 layouts = st.sampled_from(["list", "tuple", "i64", "u16", "i32-strided", "scalar"])
 column_sets = st.sets(st.sampled_from(COLUMNS))
 value_forms = st.sampled_from(["full", "full", "full", "one-row", "scalar"])
@@ -50,6 +61,8 @@ def as_input(values, layout):
     """``values`` (a list of ints) in the requested form, and the ids it means."""
     if layout == "scalar" and len(values) == 1:
         return values[0], values
+    if layout in ("u16", "i32-strided") and max(values, default=0) >= 2**15:
+        layout = "i64"  # an adapting store's wide members do not fit
     if layout == "tuple":
         return tuple(values), values
     if layout == "i64":
@@ -66,9 +79,11 @@ def as_input(values, layout):
 class StoreMachine(RuleBasedStateMachine):
     def __init__(self, kind="flat"):
         super().__init__()
+        self.kind = kind
         self.store = ComponentStore({"pos": ("f8", 2), "hp": "i4"}, index=kind)
-        self.limit = KINDS[kind].limit  # the first id the store cannot take
-        assert self.store.kind == kind
+        # The first id the store cannot take (an adapting store: hash's).
+        self.limit = KINDS.get(kind, KINDS["hash"]).limit
+        assert self.store.kind == (kind if kind in KINDS else "flat")
         self.model = {}  # id -> {"pos": (x, y), "hp": int}
         self.order = []  # the dense order the contract promises
         self.serial = 0  # makes every value written unique
@@ -140,6 +155,24 @@ class StoreMachine(RuleBasedStateMachine):
             for name in given:
                 self.model[i][name] = per_position[name][k]
         assert self.store.add(ids, **given) == new
+
+    @precondition(lambda self: self.kind == "auto")
+    @rule(values=wide_id_lists, columns=column_sets, data=st.data())
+    def add_wide(self, values, columns, data):
+        # Ids that make an adapting store's index change kind mid-batch:
+        # the rows already there stay where they are.
+        given, per_position = self.draw_values(data, len(values), columns, False)
+        new = 0
+        for k, i in enumerate(values):
+            if i not in self.model:
+                self.model[i] = dict(ZERO_ROW)
+                self.order.append(i)
+                new += 1
+            for name in given:
+                self.model[i][name] = per_position[name][k]
+        ids = np.array(values, np.uint64 if max(values) >= 2**63 else np.int64)
+        assert self.store.add(ids, **given) == new
+        assert self.store.kind in KINDS
 
     @precondition(lambda self: self.model)
     @rule(data=st.data(), columns=column_sets, layout=layouts)
@@ -324,8 +357,19 @@ class StoreMachine(RuleBasedStateMachine):
 class MapMachine(RuleBasedStateMachine):
     def __init__(self, kind="flat"):
         super().__init__()
+        self.kind = kind
         self.m = SparseMap("i8", index=kind)
         self.model = {}
+
+    @precondition(lambda self: self.kind == "auto")
+    @rule(keys=wide_id_lists, repeat=st.integers(1, 3))
+    def add_at_wide(self, keys, repeat):
+        # A counter's batch that makes an adapting map change kind.
+        batch = np.array(keys * repeat, np.int64)
+        new = len({k for k in keys if k not in self.model})
+        assert self.m.add_at(batch, 1) == new
+        for k in batch.tolist():
+            self.model[k] = self.model.get(k, 0) + 1
 
     @rule(key=any_id, value=st.integers(-(2**40), 2**40))
     def setitem(self, key, value):
@@ -417,11 +461,11 @@ class MapMachine(RuleBasedStateMachine):
         assert dict(pairs) == self.model
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", [*KINDS, "auto"])
 def test_store_machine(kind):
     run_state_machine_as_test(lambda: StoreMachine(kind))
 
 
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind", [*KINDS, "auto"])
 def test_map_machine(kind):
     run_state_machine_as_test(lambda: MapMachine(kind))

@@ -22,6 +22,7 @@ engine nor a container asks which one it holds. The containers call
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -46,11 +47,31 @@ from .ids import (
     reject_negative,
     reject_out_of_range,
 )
-from .index_kinds import IndexKind, index_nbytes
+from .index_kinds import (
+    ADAPTIVE_BYTES_PER_MEMBER,
+    ADAPTIVE_HASH_LOAD,
+    ADAPTIVE_SPAN_PER_ID,
+    AUTO,
+    FLAT_ALWAYS,
+    KINDS,
+    PAGE_BITS,
+    IndexKind,
+    adapted_kind,
+    index_nbytes,
+    index_spec,
+)
 from .pool import share_out, shared
 
 #: Python ints below this are numba int64s: the scalar kernels take them.
 INT64_END = 2**63
+#: A batch longer than this that must grow a set's index (paged, hash or
+#: adapting) is first estimated for how many distinct ids it holds (one
+#: pass, which validates it too): the index is sized once for them, where
+#: sizing for every id would build a table as large as the batch.
+ESTIMATED_BATCH = 1 << 15
+#: No columns, for :func:`~sparseset.kernels.upsert_accumulate` called to
+#: insert ids alone (one row of no elements).
+_NO_SUMS = ((np.empty((0, 0), np.uint8), np.empty((1, 0), np.uint8)),)
 
 
 class SetState:
@@ -409,6 +430,9 @@ class SetEngine:
         The index kind (:data:`~sparseset.sets.index_kinds.KINDS`).
     state : SetState
         The state to own; see :meth:`new` for an empty one.
+    adaptive : bool
+        Whether the engine changes kind as it grows (``index="auto"``): see
+        :meth:`grow_index`.
 
     Examples
     --------
@@ -418,10 +442,20 @@ class SetEngine:
     (2, [4, 2])
     """
 
-    __slots__ = ("bits", "kind", "state", "twin")
+    __slots__ = ("adaptive", "bits", "blocks", "high", "kind", "low", "state", "twin")
 
-    def __init__(self, kind: IndexKind, state: SetState) -> None:
+    def __init__(
+        self, kind: IndexKind, state: SetState, adaptive: bool = False
+    ) -> None:
         self.kind = kind
+        #: Whether the index changes kind as it grows (``index="auto"``).
+        self.adaptive = adaptive
+        #: An adapting engine's last validated batch: its smallest and
+        #: largest ids, and at least how many 4096-id blocks it fills (its
+        #: length, or an estimate); a growth adds the members' own.
+        self.low = INT64_END
+        self.high = -1
+        self.blocks = 0
         #: A SetState, or the jit twin once one is handed out: the same
         #: fields and scalar methods.
         self.state: Any = state
@@ -432,23 +466,68 @@ class SetEngine:
         self.bits: tuple[Any, int, int, np.ndarray] | None = None
 
     @classmethod
-    def new(cls, kind: IndexKind, capacity: int) -> SetEngine:
+    def new(cls, kind: IndexKind, capacity: int, adaptive: bool = False) -> SetEngine:
         """An empty set's engine with room for ``capacity``."""
-        capacity = kind.check_capacity(capacity)
+        capacity = cls.checked_capacity(kind, capacity, adaptive)
+        if adaptive and capacity > kind.max_capacity:
+            kind = KINDS["hash"]  # room for that many members
         dense = kernels.allocation.empty(capacity, kind.id_dtype)
-        return cls(kind, SetState(kind.new(capacity), dense, 0))
+        return cls(kind, SetState(kind.new(capacity), dense, 0), adaptive)
 
     @classmethod
-    def sized(cls, kind: IndexKind, capacity: int, members: int) -> SetEngine:
+    def named(cls, index: Any, capacity: Any) -> SetEngine:
+        """An empty engine of the kind called ``index`` (``"auto"`` or one of
+        :data:`~sparseset.sets.index_kinds.KINDS`) with room for ``capacity``.
+
+        Examples
+        --------
+        >>> engine = SetEngine.named("auto", 8)
+        >>> engine.kind.name, engine.adaptive, engine.index_name
+        ('flat', True, 'auto')
+        """
+        kind, adaptive = index_spec(index)
+        return cls.new(kind, capacity, adaptive)
+
+    @staticmethod
+    def checked_capacity(kind: IndexKind, capacity: Any, adaptive: bool) -> int:
+        """``capacity`` checked for ``kind``; an adapting engine takes any
+        capacity a hash index takes too (as members, where flat cannot)."""
+        if adaptive:
+            try:
+                return kind.check_capacity(capacity)
+            except ValueError:
+                return KINDS["hash"].check_capacity(capacity)
+        return kind.check_capacity(capacity)
+
+    @property
+    def index_name(self) -> str:
+        """What ``index=`` names this engine's kind: ``"auto"`` if it adapts."""
+        return AUTO if self.adaptive else self.kind.name
+
+    @classmethod
+    def sized(
+        cls, kind: IndexKind, capacity: int, members: int, adaptive: bool = False
+    ) -> SetEngine:
         """An empty engine with room for ``members`` members and, for flat,
         ids below ``capacity``."""
-        index = kind.sized(capacity, members)
-        rows = min(members, kind.row_limit(index))
+        if adaptive and kind.name == "hash":
+            index = kernels.hashed.empty(members, load=ADAPTIVE_HASH_LOAD)
+            rows = min(members, kernels.hashed.table_room(index))
+        elif adaptive and kind.name == "paged":
+            # Pools doubled as pages fill, as a paged set's own growth
+            # does: sized for the members, they would assume leaves.
+            index = kind.new(0)
+            rows = members
+        else:
+            index = kind.sized(capacity, members)
+            rows = min(members, kind.row_limit(index))
         dense = kernels.allocation.empty(rows, kind.id_dtype)
-        return cls(kind, SetState(index, dense, 0))
+        return cls(kind, SetState(index, dense, 0), adaptive)
 
     @classmethod
-    def holding(cls, kind: IndexKind, ids: Any, capacity: int = 0) -> SetEngine:
+    def holding(
+        cls, kind: IndexKind, ids: Any, capacity: int = 0, adaptive: bool = False
+    ) -> SetEngine:
         """A new engine holding ``ids`` (any accepted input; first
         occurrences, in order), sized for them before the one insertion
         pass: a set built from ids never regrows on the way.
@@ -459,15 +538,96 @@ class SetEngine:
         >>> SetEngine.holding(KINDS["flat"], [7, 3, 7]).members().tolist()
         [7, 3]
         """
-        capacity = kind.check_capacity(capacity)
+        capacity = cls.checked_capacity(kind, capacity, adaptive)
         arr, scalar = as_ids(ids)
         arr = kernel_ids(arr)
-        top = checked_top(kind, arr, scalar, ids)
         count = arr.shape[0]
-        room = top + 1 if kind.counts_ids else count
-        engine = cls.sized(kind, max(capacity, room), count)
+        if adaptive:
+            # The kind for these ids, from their bounds and how many are
+            # distinct (one pass), then as for a fixed kind.
+            engine = cls(kind, SetState(kind.new(0), np.empty(0, kind.id_dtype), 0))
+            engine.adaptive = True
+            low, top, members = engine.survey(arr, scalar, ids)
+            blocks = engine.blocks
+            kind = adapted_kind(low, top, max(members, capacity), blocks)
+            if capacity > kind.max_capacity:
+                kind = KINDS["hash"]
+        else:
+            top = checked_top(kind, arr, scalar, ids)
+            members = count
+        room = top + 1 if kind.counts_ids else members
+        engine = cls.sized(kind, max(capacity, room), members, adaptive)
+        if adaptive:
+            engine.low, engine.high, engine.blocks = low, top, blocks
         engine.state.n = engine.insert(arr, scalar, ids, None)
         return engine
+
+    def survey(
+        self, arr: np.ndarray, scalar: bool, source: Any
+    ) -> tuple[int, int, int]:
+        """Validate a batch for an adapting engine's add (raising as
+        :meth:`validate_add`) in the one pass that estimates how many
+        distinct ids it holds: ``(smallest, largest, members)``, where
+        ``members`` is about how many distinct ids, with a margin (every id
+        of a short batch). An empty batch: ``(INT64_END, -1, 0)``."""
+        count = arr.shape[0]
+        if not count:
+            return INT64_END, -1, 0
+        if count <= ESTIMATED_BATCH:
+            low, high = kernels.id_bounds(arr)
+            members = count
+        else:
+            estimate, low, high = kernels.distinct_estimate(arr, 0, count)
+            members = min(count, int(estimate) * 33 // 32 + 1)
+        top = self.validate_add(arr, scalar, source, (int(low), int(high)))
+        self.count_blocks(arr, members)
+        return int(low), top, members
+
+    def count_blocks(self, arr: np.ndarray, members: int) -> None:
+        """After :meth:`validate_add` of a long batch ``arr`` of about
+        ``members`` distinct ids, spread too wide for a paged index to
+        span: the blocks they fill, where :meth:`validate_add` took each
+        id for a block (runs filling pages want paged, scattered ids hash)."""
+        if (
+            self.adaptive
+            and arr.shape[0] > ESTIMATED_BATCH
+            and self.high < KINDS["paged"].limit
+            and self.high - self.low >= ADAPTIVE_SPAN_PER_ID * members
+        ):
+            self.blocks = self.blocks_of(arr)
+
+    @staticmethod
+    def blocks_of(arr: np.ndarray) -> int:
+        """About how many distinct 4096-id blocks the valid ids ``arr``
+        fill, from a sample of 8192 of them: their count where the sample
+        shows no two in a block (ids scattered), else the number of
+        blocks that would leave as many in the sample.
+
+        Examples
+        --------
+        >>> runs = np.arange(40 * 4096) + 2**40  # 40 full blocks
+        >>> 38 <= SetEngine.blocks_of(runs) <= 42
+        True
+        >>> SetEngine.blocks_of(np.arange(0, 2**40, 2**24))
+        65536
+        """
+        count = arr.shape[0]
+        sample = arr[:: max(1, count // 8192)]
+        drawn = sample.shape[0]
+        sampled = np.unique(sample >> PAGE_BITS).shape[0]
+        if 2 * sampled > drawn:
+            return int(count)
+        # Ids spread evenly over B blocks leave about B (1 - e**(-drawn / B))
+        # blocks in the sample: the B that leaves the blocks seen (within
+        # a few percent: it only picks a kind).
+        low, high = float(sampled), float(count)
+        while high - low > 0.01 * low:
+            middle = (low + high) / 2
+            if middle * -math.expm1(-drawn / middle) < sampled:
+                low = middle
+            else:
+                high = middle
+        return min(int(count), int(high) + 1)
 
     def hand_out_twin(
         self, schema: Any, entities: Any, removal_log: bool = False
@@ -538,9 +698,14 @@ class SetEngine:
         return int(index_nbytes(a.sparse) + a.dense.nbytes) + kept
 
     def reserve(self, capacity: int) -> None:
-        """Grow so that ``capacity`` fits without regrowth."""
-        capacity = self.kind.check_capacity(capacity)
+        """Grow so that ``capacity`` fits without regrowth (an adapting
+        engine asked for more than a flat index takes: room for that many
+        members of any kind, as hash)."""
+        adapting = self.adaptive and self.twin is None
+        capacity = self.checked_capacity(self.kind, capacity, adapting)
         a = self.state
+        if capacity > self.kind.max_capacity:  # adapting, past flat's room
+            self.switch(KINDS["hash"], a.n, capacity, 0)
         reserved = self.kind.reserve(a.sparse, a.dense, a.n, capacity)
         if reserved is not a.sparse:
             bits = self.twin_bits()
@@ -558,8 +723,83 @@ class SetEngine:
         """
         a = self.state
         n = a.n if n is None else n
+        if self.adaptive and self.twin is None:
+            kind, high = self.kind_for(n, members, top)
+            if kind is not self.kind:
+                self.switch(kind, n, members, high)
+                return
         a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
         a.epoch += 1
+
+    def kind_for(self, n: int, members: int, top: int) -> tuple[IndexKind, int]:
+        """The kind for ``members`` members: ``dense[:n]`` and the last
+        validated batch's ids (up to ``top``); and the largest id of them.
+        One pass over the members for their bounds, one more over a
+        sample (two where they fill blocks) where paged is in question."""
+        low, high, blocks = self.low, max(self.high, top), self.blocks
+        dense = self.state.dense
+        if n:
+            bounds = kernels.id_bounds(dense[:n])
+            low, high = min(low, int(bounds[0])), max(high, int(bounds[1]))
+        low = min(low, high)
+        kind = adapted_kind(low, high, members)
+        if kind.name == "hash" and high < KINDS["paged"].limit:
+            if n:
+                blocks += self.blocks_of(kernel_ids(dense[:n]))
+            kind = adapted_kind(low, high, members, blocks)
+        return kind, high
+
+    def switch(self, kind: IndexKind, n: int, members: int, top: int) -> None:
+        """Change an adapting engine's index to ``kind``, with room for
+        ``members`` members and ids up to ``top``, keeping the positions of
+        ``dense[:n]`` (a store's rows stay where they are). As growth
+        does, it invalidates checkpoints; ``dense`` past ``n`` is not kept.
+
+        Examples
+        --------
+        >>> e = SetEngine.named("auto", 0); e.add([3, 1])
+        2
+        >>> e.switch(KINDS["hash"], 2, 2, 3); e.kind.name, e.members().tolist()
+        ('hash', [3, 1])
+        """
+        a = self.state
+        members = max(members, n)
+        fresh = SetEngine.sized(kind, top + 1, members, adaptive=True)
+        fresh.adaptive = False  # the members fit: no change of kind inside
+        if n:
+            # Distinct ids a kind that takes them all: one pass, no growth.
+            fresh.state.n = fresh.insert(a.dense[:n], False, None, None)
+        grown = fresh.state
+        dense = grown.dense
+        if dense.shape[0] < a.dense.shape[0]:
+            # As many rows as before: a caller that sized dense for a batch
+            # under way (set algebra pushing ids) writes them unchecked.
+            dense = kernels.allocation.empty(a.dense.shape[0], kind.id_dtype)
+            dense[:n] = grown.dense[:n]
+        self.kind = kind
+        self.bits = None
+        a.sparse = grown.sparse
+        a.dense = dense
+        a.epoch += 1
+
+    def settle(self, n: int) -> None:
+        """After an adapting engine's add of ``n`` members in all: where
+        its index holds more than
+        :data:`~sparseset.sets.index_kinds.ADAPTIVE_BYTES_PER_MEMBER` bytes
+        a member (it grew for more members than the batch had distinct
+        ids), the kind for the members it has."""
+        if not self.adaptive or self.twin is not None or self.kind.name == "hash":
+            return
+        a = self.state
+        held = index_nbytes(a.sparse)
+        if held > max(ADAPTIVE_BYTES_PER_MEMBER * n, 4 * FLAT_ALWAYS):
+            # The members alone decide (the batch is among them).
+            self.low, self.high, self.blocks = INT64_END, -1, 0
+            kind, high = self.kind_for(n, n, -1)
+            if kind is not self.kind or kind.name == "flat":
+                # A flat index again where it still pays: sized to the
+                # members' ids, not to a doubling's.
+                self.switch(kind, n, n, high)
 
     def grow_dense(self, needed: int) -> None:
         """Give ``dense`` at least ``needed`` slots (amortised doubling)."""
@@ -589,6 +829,17 @@ class SetEngine:
             a.epoch += 1
             if bits is not None:
                 self._mark_in_twin_bits(bits, n)
+        if (
+            self.adaptive
+            and self.twin is None
+            and a.dense.shape[0] > 2 * a.n + 64
+            and not kernels.marks.is_live(a.marks, a.depth, a.epoch)
+        ):
+            # Rows for a batch of repeated ids: for the members instead
+            # (no live checkpoint waits for the ids past n).
+            trimmed = kernels.allocation.empty(a.n + (a.n >> 2) + 16, a.dense.dtype)
+            trimmed[: a.n] = a.dense[: a.n]
+            a.dense = trimmed
         return int(a.n - n)
 
     def fill(self, members: np.ndarray) -> None:
@@ -615,31 +866,81 @@ class SetEngine:
         record = np.empty(0, np.int64) if positions is None else positions
         validated = False
         top = -1
+        estimate = -1
+        grew = False
         if kernels.marks.is_live(a.marks, a.depth, a.epoch):
             # Appends overwrite dense past n, where the ids removed since a
             # live checkpoint wait: a batch that may fail must fail first.
             top = self.validate_add(arr, scalar, source)
             validated = True
         index, dense = a.sparse, a.dense
-        self.grow_dense(n + count)
+        self.grow_dense(self.rows_for(n + count))
         m, stop = kernels.upsert(
             a.sparse, a.dense, n, arr, record, 0, *kernels.UPSERT_TUNING
         )
         while stop >= 0:
+            members = m + count - stop
             if not validated:
                 try:
-                    top = self.validate_add(arr, scalar, source)
+                    if count > ESTIMATED_BATCH and (
+                        self.adaptive or not self.kind.counts_ids
+                    ):
+                        _, top, estimate = self.survey(arr, scalar, source)
+                    else:
+                        top = self.validate_add(arr, scalar, source)
                 except (TypeError, ValueError):
                     kernels.unindex(a.sparse, a.dense, n, m)
                     a.sparse, a.dense = index, dense
                     raise
                 validated = True
-            self.grow_index(m + count - stop, top, m)
-            self.grow_dense(n + count)
-            m, stop = kernels.upsert(
-                a.sparse, a.dense, m, arr, record, stop, *kernels.UPSERT_TUNING
-            )
+                if estimate >= 0:
+                    members = min(members, max(m + 1, n + estimate))
+            self.grow_index(members, top, m)
+            self.grow_dense(self.rows_for(n + count))
+            grew = True
+            if isinstance(a.sparse, kernels.HashIndex):
+                # Rebuilt from dense[:m] by the growth: every slot holds a
+                # member's position or none, so a slot's answer needs no
+                # read of dense to confirm it (the counters' exact pass).
+                (ahead,) = kernels.ACCUMULATE_TUNING
+                done, stopped = kernels.upsert_accumulate(
+                    a.sparse,
+                    a.dense,
+                    m,
+                    arr,
+                    _NO_SUMS,
+                    record,
+                    stop,
+                    True,
+                    False,
+                    kernels.candidates_for(ahead),
+                    ahead,
+                )
+                m, stop = int(done), int(stopped)
+            else:
+                m, stop = kernels.upsert(
+                    a.sparse, a.dense, m, arr, record, stop, *kernels.UPSERT_TUNING
+                )
+        if grew and self.adaptive:
+            self.settle(m)
         return int(m)
+
+    def rows_for(self, rows: int) -> int:
+        """The rows of ``dense`` that a batch taking it to ``rows`` members
+        at most can fill before its index must grow: a hash index stops
+        claiming rows at its table's load limit, so ``dense`` holds no
+        more (a batch of repeated ids would otherwise size it for every
+        id); the other kinds claim rows while the index takes ids.
+
+        Examples
+        --------
+        >>> SetEngine.named("hash", 100).rows_for(10**6)
+        128
+        """
+        index = self.state.sparse
+        if isinstance(index, kernels.hashed.HashIndex):
+            return min(rows, kernels.hashed.table_room(index))
+        return rows
 
     def make_room(self, m: int, members: int, top: int) -> None:
         """Room for more ids past the ``m`` that ``dense`` holds, in a batch
@@ -664,8 +965,27 @@ class SetEngine:
         bounds: tuple[int, int] | None = None,
     ) -> int:
         """Raise for ids ``add`` cannot take; return the largest id (-1 if
-        none). ``bounds`` as :func:`checked_top`'s."""
-        return checked_top(self.kind, arr, scalar, source, bounds)
+        none). ``bounds`` as :func:`checked_top`'s. An adapting engine
+        takes any id a hash index takes (while no twin holds its state),
+        and keeps its bounds."""
+        if not self.adaptive:
+            return checked_top(self.kind, arr, scalar, source, bounds)
+        if self.twin is not None:
+            try:
+                return checked_top(self.kind, arr, scalar, source, bounds)
+            except ValueError as error:
+                raise ValueError(
+                    f"{error} (a set that adapts keeps the kind it has once its "
+                    "jit twin is handed out)"
+                ) from None
+        if not arr.size:
+            return -1
+        if bounds is None:
+            bounds = kernels.id_bounds(arr)
+        top = checked_top(KINDS["hash"], arr, scalar, source, bounds)
+        self.low, self.high = int(bounds[0]), top
+        self.blocks = int(arr.shape[0])  # at most a block each
+        return top
 
     # -- removing ---------------------------------------------------------
 
@@ -804,7 +1124,7 @@ class SetEngine:
             capacity, words = max(a_cap, b_cap), max(len(a_bits), len(b_bits))
         out_bits = np.empty(words, np.uint64)
         n = combine_words(op, a_bits, b_bits, out_bits)
-        out = SetEngine(self.kind, PendingMembers(capacity, out_bits, n))
+        out = SetEngine(self.kind, PendingMembers(capacity, out_bits, n), self.adaptive)
         out.bits = (out.state, n, 0, out_bits)
         return out
 
@@ -829,9 +1149,14 @@ class SetEngine:
             index = kernels.flat.empty(len(a._sparse))
             dense = members.copy()
             kernels.reindex(index, dense, 0, n)
-            return SetEngine(self.kind, SetState(index, dense, n))
-        out = SetEngine.sized(self.kind, self.capacity, members.shape[0])
-        out.fill(members)
+            out = SetEngine(self.kind, SetState(index, dense, n), self.adaptive)
+        else:
+            out = SetEngine.sized(
+                self.kind, self.capacity, members.shape[0], self.adaptive
+            )
+            out.adaptive = False  # the members fit this kind: a copy keeps it
+            out.fill(members)
+            out.adaptive = self.adaptive
         return out
 
     def first_absent(self, arr: np.ndarray) -> int:

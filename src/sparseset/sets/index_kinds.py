@@ -29,6 +29,12 @@ kind          ids             memory
 ``dense`` adds 4 bytes per member (flat, int32 ids) or 8 (paged and hash,
 int64 ids), with up to 2x spare room from amortized growth.
 
+The containers' default, ``index="auto"`` (:data:`AUTO`), is no fourth
+kind: an adapting set is one of these at any time, and its engine picks
+another with :func:`adapted_kind` when it grows (see
+:class:`~sparseset.sets.engine.SetEngine`). :func:`index_spec` reads an
+``index=`` argument.
+
 Readers of tables (``from_arrow``, ``from_pandas``, ``read_parquet``)
 given no ``index=`` ask :func:`choose_kind` which kind their ids want.
 """
@@ -198,6 +204,37 @@ KINDS: dict[str, IndexKind] = {
 }
 
 
+#: The name of the kind that adapts to its ids: what every container's
+#: ``index=`` defaults to. A set of this kind is, at any time, one of
+#: :data:`KINDS` (``s.kind`` names which); it changes kind when it grows
+#: (see :func:`adapted_kind`), never between growths.
+AUTO = "auto"
+#: The names ``index=`` takes: :data:`AUTO` and the fixed kinds.
+INDEX_NAMES = (AUTO, *KINDS)
+
+
+def index_spec(name: Any) -> tuple[IndexKind, bool]:
+    """The kind a container called ``index=name`` starts on, and whether it
+    adapts (``"auto"``: it starts flat), or ``ValueError`` listing the names.
+
+    Examples
+    --------
+    >>> kind, adaptive = index_spec("auto"); kind.name, adaptive
+    ('flat', True)
+    >>> index_spec("hash")[0].name, index_spec("hash")[1]
+    ('hash', False)
+    """
+    if isinstance(name, str) and name == AUTO:
+        return KINDS["flat"], True
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise ValueError(
+            f"index = {name!r} is not an index kind; choose one of "
+            f"{', '.join(map(repr, INDEX_NAMES))}"
+        )
+    return kind, False
+
+
 def kind_named(name: Any) -> IndexKind:
     """The kind called ``name``, or ``ValueError`` listing the kinds.
 
@@ -281,3 +318,62 @@ def choose_kind(ids: Any) -> str:
     if high < KINDS["paged"].limit and high - low < SPAN_PER_ID * count:
         return "paged"
     return "hash"
+
+
+#: An adapting set's index spans ids (flat from 0, paged from the
+#: smallest) while they fill at least one in ``ADAPTIVE_SPAN_PER_ID`` of
+#: the span: 48 bytes of index a member at most, where a paged index of
+#: ids that sparse costs as much and a hash index about 32.
+ADAPTIVE_SPAN_PER_ID = 12
+#: An adapting set's flat or paged index holds at most about this many
+#: bytes a member after an add that grew it: where a growth's estimate of
+#: the members was high (a batch's ids repeat) or doubled it, the add ends
+#: by changing kind or compacting (see ``SetEngine.settle``).
+ADAPTIVE_BYTES_PER_MEMBER = 4 * ADAPTIVE_SPAN_PER_ID
+
+
+#: A paged index's page: the ids of one aligned block of ``2**PAGE_BITS``.
+PAGE_BITS = 12
+#: The load limit, in percent, of an adapting set's hash index: its table
+#: is a power of two, so at this load it spans at most 2.5 slots (40
+#: bytes) a member, where at ``HASH_MAX_LOAD_PERCENT``'s 50 a member count
+#: just past a power of two would cost it 64 (its 8-way buckets keep
+#: probes short this full).
+ADAPTIVE_HASH_LOAD = 80
+
+
+def adapted_kind(
+    low: int, high: int, members: int, blocks: int | None = None
+) -> IndexKind:
+    """The kind an adapting set takes when it grows to hold ``members``
+    members with ids in ``[low, high]`` in at most ``blocks`` distinct
+    blocks of 4096 ids (``None``: unknown): :func:`choose_kind`'s rule, and
+    paged where the blocks alone are that full.
+
+    ``"flat"`` while its index over ``[0, high]`` is at most 48 bytes a
+    member (:data:`ADAPTIVE_SPAN_PER_ID`; or 256 KB), ``"paged"`` while
+    one over ``[low, high]`` would be, else ``"hash"``, whose memory grows
+    with the members alone.
+
+    Examples
+    --------
+    >>> adapted_kind(0, 4_000_000, 1_000_000).name
+    'flat'
+    >>> adapted_kind(2**40, 2**40 + 10**6, 1_000_000).name
+    'paged'
+    >>> adapted_kind(3, 2**31 - 5, 1_000_000).name
+    'hash'
+    >>> adapted_kind(0, 2**40, 1_000_000, blocks=250).name  # runs of 4096
+    'paged'
+    """
+    members = max(members, 1)
+    if high < KINDS["flat"].limit and (
+        high < FLAT_ALWAYS or high < ADAPTIVE_SPAN_PER_ID * members
+    ):
+        return KINDS["flat"]
+    if high < KINDS["paged"].limit and (
+        high - low < ADAPTIVE_SPAN_PER_ID * members
+        or (blocks is not None and blocks << PAGE_BITS < ADAPTIVE_SPAN_PER_ID * members)
+    ):
+        return KINDS["paged"]
+    return KINDS["hash"]

@@ -23,7 +23,7 @@ from ..kernels.direct import entry_point
 from .checkpoints import Checkpoint
 from .engine import INT64_END, PendingIndex, SetEngine, SetState
 from .ids import ids_among, kernel_ids, scalar_id
-from .index_kinds import KINDS, kind_named
+from .index_kinds import KINDS, index_spec
 from .interrupts import critical
 from .locking import (
     BORN_WRITING,
@@ -153,6 +153,10 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                     # SetEngine(kind, state): its __init__'s slots.
                     engine = _new(SetEngine)
                     engine.kind = a_engine.kind
+                    engine.adaptive = a_engine.adaptive
+                    engine.low = INT64_END
+                    engine.high = -1
+                    engine.blocks = 0
                     engine.state = state
                     engine.twin = None
                     engine.bits = None
@@ -301,10 +305,16 @@ class SparseSet(MutableSet[int], Guarded):
     Parameters
     ----------
     capacity : int, optional
-        Ids the set can hold before it grows: a hint, not a limit. Ids of
-        the default flat index live in ``[0, 2**31)``.
-    index : {"flat", "paged", "hash"}, optional
-        How ids map to positions. ``"flat"`` (the default, fastest) is one
+        Ids the set can hold before it grows: a hint, not a limit (for the
+        flat index, ids in ``[0, capacity)``; else members).
+    index : {"auto", "flat", "paged", "hash"}, optional
+        How ids map to positions. ``"auto"`` (the default) adapts to the
+        ids the set holds, for any ids in ``[0, 2**63)``: it is one of the
+        three kinds below at any time (:attr:`kind` names which), flat
+        while its ids are small or dense, and takes another kind when it
+        grows to hold ids a flat index would spend more than about 32
+        bytes each on (see ``docs/guide/index-kinds.md``). A fixed kind
+        never changes: ``"flat"`` (fastest for dense ids) is one
         uint32 slot per id of ``[0, capacity)``, for ids in ``[0, 2**31)``;
         ``"paged"`` is a radix tree whose leaves grow with their ids into
         pages of 4096 slots, for clustered ids in ``[0, 2**48)`` (ids
@@ -342,14 +352,14 @@ class SparseSet(MutableSet[int], Guarded):
     __slots__ = ("__weakref__", "_engine")
     __hash__ = None  # type: ignore[assignment]  # mutable, like set
 
-    def __init__(self, capacity: int = 0, index: str = "flat") -> None:
-        self._engine = SetEngine.new(kind_named(index), capacity)
+    def __init__(self, capacity: int = 0, index: str = "auto") -> None:
+        self._engine = SetEngine.named(index, capacity)
 
     # -- construction -----------------------------------------------------
 
     @classmethod
     def from_ids(
-        cls, ids: Any, capacity: int | None = None, index: str = "flat"
+        cls, ids: Any, capacity: int | None = None, index: str = "auto"
     ) -> SparseSet:
         """Build a set from ids, keeping the first occurrence of each.
 
@@ -378,8 +388,10 @@ class SparseSet(MutableSet[int], Guarded):
         'paged'
         """
         s = cls.__new__(cls)
-        kind = kind_named(index)
-        s._engine = SetEngine.holding(kind, ids, 0 if capacity is None else capacity)
+        kind, adaptive = index_spec(index)
+        s._engine = SetEngine.holding(
+            kind, ids, 0 if capacity is None else capacity, adaptive
+        )
         return s
 
     @classmethod
@@ -413,13 +425,14 @@ class SparseSet(MutableSet[int], Guarded):
         """An empty set of the same class and kind, with room for
         ``members`` members (and, for flat, ids below ``capacity``)."""
         out = type(self).__new__(type(self))
-        out._engine = SetEngine.sized(self._engine.kind, capacity, members)
+        engine = self._engine
+        out._engine = SetEngine.sized(engine.kind, capacity, members, engine.adaptive)
         return out
 
     def __getstate__(self) -> dict[str, Any]:
         return {
             "capacity": self.capacity,
-            "index": self._engine.kind.name,
+            "index": self._engine.index_name,
             "ids": self._members().copy(),
         }
 
@@ -434,13 +447,17 @@ class SparseSet(MutableSet[int], Guarded):
 
     @property
     def kind(self) -> str:
-        """The index kind: ``"flat"``, ``"paged"`` or ``"hash"``.
+        """The index kind: ``"flat"``, ``"paged"`` or ``"hash"``; for a set
+        that adapts (the default, ``index="auto"``), the kind it uses now.
 
         O(1).
 
         Examples
         --------
         >>> SparseSet(index="hash").kind
+        'hash'
+        >>> s = SparseSet(); s.add([3, 2**40]); s.kind
+        2
         'hash'
         """
         return self._engine.kind.name
@@ -1002,7 +1019,7 @@ class SparseSet(MutableSet[int], Guarded):
 
     def _like(self, ids: Any) -> SparseSet:
         """A set of this kind holding ``ids`` (raises for a non-id)."""
-        return type(self).from_ids(ids, index=self._engine.kind.name)
+        return type(self).from_ids(ids, index=self._engine.index_name)
 
     def _operand(self, other: Any) -> SparseSet:
         return other if isinstance(other, SparseSet) else self._like(other)
@@ -1033,6 +1050,16 @@ class SparseSet(MutableSet[int], Guarded):
             rest = ids[stop:]
             kind = out._engine.kind
             x = int(ids[stop])
+            if out._engine.adaptive:
+                # An adapting result takes any id: its bounds grow with it.
+                low, high = kernels.id_bounds(rest)
+                engine = out._engine
+                engine.low, engine.high = int(low), int(high)
+                engine.blocks = int(rest.shape[0])
+                engine.grow_index(o.n + rest.shape[0], int(high))
+                out._engine.grow_dense(o.n + rest.shape[0])
+                start = stop
+                continue
             if x >= kind.limit:
                 raise ValueError(
                     f"{x}, a member of the right operand, is outside the "

@@ -29,7 +29,7 @@ from ..sets.ids import (
     reject_negative,
     scalar_id,
 )
-from ..sets.index_kinds import choose_kind, index_nbytes, kind_named
+from ..sets.index_kinds import choose_kind, index_nbytes
 from ..sets.interrupts import critical
 from ..sets.locking import Guarded, atomic, exclusive, holds_lock_free
 from ..sets.sparse_set import SparseSet
@@ -252,9 +252,10 @@ class ComponentStore(Guarded):
         dict makes a tag store (membership only).
     capacity : int, optional
         Ids that fit before the store grows (a hint).
-    index : {"flat", "paged", "hash"}, optional
-        The id index, as for :class:`~sparseset.SparseSet`: ``"paged"`` or
-        ``"hash"`` for ids past 2**31 or sparse in a huge space.
+    index : {"auto", "flat", "paged", "hash"}, optional
+        The id index, as for :class:`~sparseset.SparseSet`: by default one
+        that adapts to the ids it holds (``"auto"``); a fixed kind for ids
+        known in advance (``docs/guide/index-kinds.md``).
 
     Notes
     -----
@@ -287,7 +288,7 @@ class ComponentStore(Guarded):
     [2.0, 2.0]
     """
 
-    def __init__(self, schema: Any, capacity: int = 0, index: str = "flat") -> None:
+    def __init__(self, schema: Any, capacity: int = 0, index: str = "auto") -> None:
         self._schema = parse_schema(schema)
         #: Column name -> the state's attribute holding its full array.
         self._attributes = {name: f"_col_{name}" for name in self._schema}
@@ -305,7 +306,7 @@ class ComponentStore(Guarded):
         #: ``(start, stop, tick)``: rows ``[start, stop)`` declared written
         #: at ``tick`` and not yet in their stamps (see _stamp), or None.
         self._written_range: tuple[int, int, int] | None = None
-        self._engine = SetEngine.new(kind_named(index), capacity)
+        self._engine = SetEngine.named(index, capacity)
         self._key_map: KeyMap = IdKeys()
         state = self._engine.state
         for name, (dtype, shape) in self._schema.items():
@@ -746,6 +747,7 @@ class ComponentStore(Guarded):
         batch = kernel_ids(arr)
         survey = self._survey(batch)
         top = self._engine.validate_add(arr, scalar, ids, survey.bounds)
+        self._engine.count_blocks(batch, survey.distinct or arr.shape[0])
         self._check_sums(arr, scalar, ids, values)
         n = len(self)
         new_n, positions = self._accumulate(batch, top, values, survey)
@@ -1849,7 +1851,7 @@ class ComponentStore(Guarded):
             # dtype objects, not their .str: a record column's fields survive.
             "schema": dict(self._schema),
             "capacity": self.capacity,
-            "index": self.kind,
+            "index": self._engine.index_name,
             "ids": self.ids.copy(),
             "columns": {name: self._column(name)[:n].copy() for name in self._schema},
         }

@@ -98,7 +98,7 @@ class SparseMap(MutableMapping[int, Any], Guarded):
     """
 
     def __init__(
-        self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "flat"
+        self, dtype: Any, shape: Any = (), capacity: int = 0, index: str = "auto"
     ) -> None:
         self._store = _MapStore({"value": (dtype, shape)}, capacity, index)
         # The map's calls and its store's are atomic together.

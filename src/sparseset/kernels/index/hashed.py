@@ -270,6 +270,19 @@ def capacity(index: HashIndex, dense: np.ndarray) -> int:
     return min(int(dense.shape[0]), room)
 
 
+def table_room(index: HashIndex) -> int:
+    """How many members the table takes at its load limit: a batch that
+    adds ids claims no row of ``dense`` past them (:func:`store` refuses
+    the next key first).
+
+    Examples
+    --------
+    >>> table_room(empty(100, load=50))
+    128
+    """
+    return slots_of(index.table) * int(index.meta[LOAD]) // 100
+
+
 def reserve(
     index: HashIndex, dense: np.ndarray, n: int, members: int, regrow: Any
 ) -> HashIndex:
