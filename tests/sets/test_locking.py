@@ -511,6 +511,11 @@ def test_set_array_removals_on_disjoint_sets_match_the_serial_run():
 #: read a container's arrays (run under its lock), and those that never
 #: touch one (the sharded sets' partitioning, on arrays of their own).
 MAY_RELEASE_THE_GIL = {
+    # Handle resolution and a change reader's scan: they read the entity
+    # index, a store's index or its stamps, and write their own ``out``.
+    "index_handles",
+    "resolve",
+    "rows_stamped_after",
     "contains_many",
     "find_all",
     "handles_at",
