@@ -20,6 +20,7 @@ from numba import njit
 from ..jit.grid import EUCLIDEAN, grid_move, grid_within
 from ..recording import Recorder
 from ..world import World
+from .parameters import positive_ints, rows_by_handle
 
 
 @njit(cache=True)
@@ -181,11 +182,7 @@ class BoidFlockers:
         *,
         record: bool = False,
     ) -> None:
-        n = population_size
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-            raise TypeError(f"population_size must be an int, got {n!r}")
-        if n < 1:
-            raise ValueError(f"population_size must be at least 1, got {n}")
+        (n,) = positive_ints(population_size=population_size)
         for name, value in (("width", width), ("height", height), ("vision", vision)):
             if not math.isfinite(float(value)) or float(value) <= 0:
                 raise ValueError(f"{name} must be positive and finite, got {value}")
@@ -236,8 +233,7 @@ class BoidFlockers:
         handles = w["pos"].ids
         if not np.array_equal(w["heading"].ids, handles):
             raise RuntimeError("the pos and heading components hold different boids")
-        row_of = np.full(int(handles.max()) + 1, -1, np.int64)
-        row_of[handles] = np.arange(handles.shape[0])
+        row_of = rows_by_handle(handles)
         tw = self.grid.grid.jit
         order = self.rng.permutation(handles.shape[0])
         boids_step(

@@ -18,6 +18,7 @@ from numba import njit
 from ..jit.grid import grid_cell, grid_move
 from ..recording import Recorder
 from ..world import World
+from .parameters import positive_ints, rows_by_handle
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
@@ -143,11 +144,7 @@ class BoltzmannWealth:
         *,
         record: bool = False,
     ) -> None:
-        for name, value in (("n", n), ("width", width), ("height", height)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+        positive_ints(n=n, width=width, height=height)
         if width == 1 and height == 1:
             raise ValueError(
                 "a 1 x 1 grid has no neighbouring cell to move to: "
@@ -198,8 +195,7 @@ class BoltzmannWealth:
         handles = pos_store.ids
         if not np.array_equal(wealth_store.ids, handles):
             raise RuntimeError("the wealth and pos components hold different agents")
-        row_of = np.full(int(handles.max()) + 1, -1, np.int64)
-        row_of[handles] = np.arange(handles.shape[0])
+        row_of = rows_by_handle(handles)
         tw = self.grid.grid.jit  # caught up with the world, table current
         order = self.rng.permutation(handles.shape[0])
         seed = int(self.rng.integers(0, 2**31 - 1))

@@ -19,6 +19,7 @@ from numba import njit
 from ..jit.grid import grid_cell, grid_move
 from ..recording import Recorder
 from ..world import World
+from .parameters import positive_ints, rows_by_handle
 
 
 @njit(cache=True)
@@ -146,11 +147,7 @@ class Schelling:
         *,
         record: bool = False,
     ) -> None:
-        for name, value in (("height", height), ("width", width), ("radius", radius)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {value!r}")
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+        positive_ints(height=height, width=width, radius=radius)
         for name, share in (("density", density), ("minority_pc", minority_pc)):
             if not 0.0 <= float(share) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {share}")
@@ -198,8 +195,7 @@ class Schelling:
                 raise RuntimeError(
                     f"the {name} and pos components hold different agents"
                 )
-        row_of = np.full(int(handles.max(initial=0)) + 1, -1, np.int64)
-        row_of[handles] = np.arange(handles.shape[0])
+        row_of = rows_by_handle(handles)
         return self.grid.grid.jit, w["pos"]["pos"], handles, row_of
 
     def _assess(self) -> None:
