@@ -114,8 +114,11 @@ class WorldGrid(Guarded):
                 grid.discard(gone)
             touched = reader.changed()  # adds are declared writes too
             if touched.shape[0]:
-                touched = touched[store.contains(touched)]
-                grid.place(touched, store.get(touched)[self._column])
+                rows = store.index(touched)
+                held = rows >= 0
+                if not held.all():
+                    touched, rows = touched[held], rows[held]
+                grid.place(touched, store[self._column][rows])
             reader.commit()
             return
         handles = store.ids
