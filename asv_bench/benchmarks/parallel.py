@@ -33,7 +33,9 @@ process by the cached ``_...`` functions below.
 """
 
 import atexit
+import ctypes
 import functools
+import signal
 import subprocess
 import sys
 import time
@@ -108,6 +110,9 @@ def _warm_up():
         kernels.find_all(a.sparse, a.dense, a.n, q, out, *kernels.LOOKUP_TUNING)
 
 
+#: Linux's prctl option: a signal for the process when its parent ends.
+PR_SET_PDEATHSIG = 1
+
 #: The second processes of ``Contention``, by (read, size).
 _LOADS = {}
 
@@ -123,6 +128,18 @@ def _stop_loads(keep=None):
 atexit.register(_stop_loads)
 
 
+def _dies_with_its_parent():
+    """In the load process, before it runs: on Linux, ask for SIGTERM when
+    the benchmark's process ends. asv's forkserver ends each benchmark's
+    process without running its atexit handlers, which would leave the load
+    running (and loading the cores) for the rest of the suite."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # not Linux: atexit stops the loads
+        pass
+
+
 def _load(read, size):
     """A second process running ``read`` at ``size`` nonstop (started once,
     given time to warm up); any other is stopped."""
@@ -131,6 +148,7 @@ def _load(read, size):
         _LOADS[read, size] = subprocess.Popen(
             [sys.executable, "-m", contention.__name__, read, str(size), "1"],
             stdout=subprocess.DEVNULL,
+            preexec_fn=_dies_with_its_parent,
         )
         time.sleep(contention.LOAD_START_SECONDS)
 
