@@ -685,7 +685,8 @@ class Schedule:
             big lookups and ``prange`` loops included: default the cores
             this process may use; 1 runs everything on the caller, the
             systems in order. With more, each batch runs the way that cost
-            least the last times (see :data:`MODES`, :attr:`modes`).
+            least the last times (see :attr:`modes` and the ways in
+            ``sparseset.schedule.schedule.MODES``).
         **kwargs
             Given to each system that names them (or takes ``**kwargs``).
 
@@ -888,8 +889,9 @@ class Schedule:
     @property
     def modes(self) -> list[str]:
         """How each batch ran last time, in run order: one of
-        :data:`MODES` (``""`` before its first run), the way of using the
-        threads the batch has settled on or is trying again.
+        the ways in ``sparseset.schedule.schedule.MODES`` (``""`` before its
+        first run), the way of using the threads the batch has settled on or
+        is trying again.
 
         Raises
         ------
