@@ -7,11 +7,14 @@ order where Mesa's model does so, in a compiled loop:
 
 - :class:`BoltzmannWealth` (:mod:`.boltzmann`), reporting ``gini()``;
 - :class:`Schelling` (:mod:`.schelling`), reporting ``happy``;
-- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``.
+- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``;
+- :class:`SugarscapeIG` (:mod:`.sugarscape`, mesa-frames' example, all
+  ants moving at once), reporting ``alive`` and ``mean_sugar()``.
 """
 
 from .boids import BoidFlockers
 from .boltzmann import BoltzmannWealth, gini_of
 from .schelling import Schelling
+from .sugarscape import SugarscapeIG
 
-__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "gini_of"]
+__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "SugarscapeIG", "gini_of"]
