@@ -66,16 +66,21 @@ def snapshot(m: SugarscapeIG) -> dict[int, tuple[int, int, int]]:
 
 def reference_step(
     ants: dict[int, dict[str, int]],
-    rows: list[int],
     field: np.ndarray,
     field_max: np.ndarray,
     seed: int,
 ) -> None:
     """One step of mesa-frames' AntsParallel and the model's regrowth, in
     place: ``ants`` maps handle -> x, y, sugar, metabolism, vision;
-    ``rows`` lists the handles in the world's order (a lottery tie goes
-    to the earlier row); ``field`` is the cells' sugar (width x height)."""
+    a lottery tie goes to the ant on the lower cell (``x * height + y``);
+    ``field`` is the cells' sugar (width x height)."""
     width, height = field.shape
+    slot = {
+        h: i
+        for i, h in enumerate(
+            sorted(ants, key=lambda h: ants[h]["x"] * height + ants[h]["y"])
+        )
+    }
     ranked: dict[int, list[tuple[int, int]]] = {}
     origin: dict[int, tuple[int, int]] = {}
     for h, a in ants.items():
@@ -107,7 +112,7 @@ def reference_step(
             current[h], wants[h] = pool[0]
         best: dict[tuple[int, int], tuple[int, int]] = {}
         for h, c in wants.items():
-            ticket = (lottery_py(seed, round_, h) & TOP) | rows.index(h)
+            ticket = (lottery_py(seed, round_, h) & TOP) | slot[h]
             if c not in best or ticket < best[c][0]:
                 best[c] = (ticket, h)
         for c, (_, h) in best.items():
@@ -149,8 +154,7 @@ def run_both(m: SugarscapeIG, steps: int) -> None:
     field_max = m.max_sugar_grid.astype(np.int64)
     for step in range(steps):
         seed = int(copy.deepcopy(m.rng).integers(0, 2**63 - 1))
-        rows = [int(h) for h in w["pos"].ids]
-        reference_step(ants, rows, field, field_max, seed)
+        reference_step(ants, field, field_max, seed)
         m.step()
         ours = snapshot(m)
         theirs = {h: (a["x"], a["y"], a["sugar"]) for h, a in ants.items()}
@@ -419,6 +423,25 @@ def test_gini_and_correlations_are_mesa_frames_formulas():
 def test_bad_parameters_are_refused(kwargs, error, match):
     with pytest.raises(error, match=match):
         SugarscapeIG(**kwargs)
+
+
+def test_ants_sharing_a_cell_or_off_the_grid_are_refused_and_nothing_changes():
+    m = SugarscapeIG(10, 5, 5, seed=0)
+    pos = m.world["pos"]["pos"]
+    before = (pos.copy(), m.sugar.copy(), m.world["sugar"]["sugar"].copy())
+    pos[1] = pos[0]
+    with pytest.raises(ValueError, match="share a cell"):
+        m.step()
+    pos[1] = before[0][1]
+    assert np.array_equal(m.sugar, before[1])
+    pos[3] = (2, 5)
+    with pytest.raises(ValueError, match=r"row 3.*5 x 5.*\[2\.0, 5\.0\]"):
+        m.step()
+    pos[3] = before[0][3]
+    assert np.array_equal(m.sugar, before[1])
+    assert np.array_equal(m.world["sugar"]["sugar"], before[2])
+    m.step()
+    assert m.steps == 1
 
 
 def test_ants_out_of_step_across_components_are_refused():

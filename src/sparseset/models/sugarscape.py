@@ -66,6 +66,9 @@ def lottery_py(seed: int, round_: int, handle: int) -> int:
     return z ^ (z >> 31)
 
 
+_NONE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
 @njit(cache=True)
 def _best(
     c0: Any,
@@ -89,36 +92,39 @@ def _best(
     y = c0 - x * height
     best = (smax - own_sugar) * unit + c0
     if best <= last:
-        best = -1
+        best = _NONE
     for d in range(1, v + 1):
-        if 0 <= best < unit:  # the most sugar there is, nearer than d
+        if best < unit:  # the most sugar there is, nearer than d
             break
-        base = d * cells
-        for t in range(4):
-            if t == 0:
-                if x + d >= width:
-                    continue
-                c = c0 + d * height
-            elif t == 1:
-                if x < d:
-                    continue
-                c = c0 - d * height
-            elif t == 2:
-                if y + d >= height:
-                    continue
-                c = c0 + d
-            else:
-                if y < d:
-                    continue
-                c = c0 - d
+        far = d * cells
+        # Written out per axis, without branches on the keys: the
+        # comparisons become selects, which the ranks do not mispredict.
+        if x + d < width:
+            c = c0 + d * height
             s = np.int64(field[c])
-            if s < 0:
-                continue
-            k = (smax - s) * unit + base + c
-            if k > last and (best < 0 or k < best):
-                best = k
-    if best < 0:
-        return best, best
+            k = (smax - s) * unit + far + c
+            if s >= 0 and k > last:
+                best = min(best, k)
+        if x >= d:
+            c = c0 - d * height
+            s = np.int64(field[c])
+            k = (smax - s) * unit + far + c
+            if s >= 0 and k > last:
+                best = min(best, k)
+        if y + d < height:
+            c = c0 + d
+            s = np.int64(field[c])
+            k = (smax - s) * unit + far + c
+            if s >= 0 and k > last:
+                best = min(best, k)
+        if y >= d:
+            c = c0 - d
+            s = np.int64(field[c])
+            k = (smax - s) * unit + far + c
+            if s >= 0 and k > last:
+                best = min(best, k)
+    if best == _NONE:
+        return np.int64(-1), np.int64(-1)
     return best, best % cells
 
 
@@ -142,54 +148,80 @@ def sugarscape_step(
     smax: Any,
     seed: Any,
     claims: Any,
+    row: Any,
+    hand: Any,
     origin: Any,
+    sight: Any,
     own_sugar: Any,
     last: Any,
-    choice: Any,
     key: Any,
+    choice: Any,
+    gain: Any,
     pending: Any,
     claimed: Any,
-    gain: Any,
     dead: Any,
 ) -> Any:
-    """One step of Sugarscape IG for the ants in rows ``0..n-1`` (n < 2**32):
+    """One step of Sugarscape IG for the ants in rows ``0..n-1`` (n < 2**31):
     move (rounds of claims and lotteries), eat, starve, grow back.
 
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
-    + y``; while the ants move, a cell held by an ant holds -1 in
-    ``field``. The other arrays hold one entry per ant at least. Writes
-    the rows of the ants that starved into ``dead`` and returns how many.
+    + y``; while the ants move, a cell held by an ant holds a negative
+    number in ``field``. The other arrays hold one entry per ant at
+    least: the ants' working state, in the order of their cells (slots).
+    Writes the rows of the ants that starved into ``dead`` and returns
+    how many; changing nothing, -1 if two ants share a cell, -2 if one
+    stands outside the grid.
     """
     n = pos.shape[0]
     reach = max(width, height)
     span = 1  # distances run from 0 to the largest vision (in reach)
     for a in range(n):
         span = max(span, min(int(vision[a]), reach) + 1)
+        x = pos[a, 0]
+        y = pos[a, 1]
+        if not (0 <= x < width and 0 <= y < height):
+            return -2
     for a in range(n):
         c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
-        origin[a] = c
-        own_sugar[a] = field[c]
-        field[c] = -1
-        last[a] = -1
-        pending[a] = a
-    m = n
+        claimed[a] = field[c]  # its cell's sugar, by row for now
+        field[c] = -1 - a  # held, and by whom
+    # The ants in the order of their cells (slots): neighbours look at the
+    # same cells one after the other, from cache, and their working state
+    # is read in order. Nothing else depends on the order: a cell goes to
+    # the least ticket, and a ticket ties (1 in 2**32) to the lower slot.
+    m = 0
+    for c in range(width * height):
+        if field[c] < 0:
+            a = -1 - field[c]
+            row[m] = a
+            hand[m] = handles[a]
+            origin[m] = c
+            sight[m] = min(np.int64(vision[a]), reach)
+            own_sugar[m] = claimed[a]
+            last[m] = -1
+            pending[m] = m
+            m += 1
+    if m != n:  # two ants on one cell: put the field back, refuse
+        for a in range(n - 1, -1, -1):
+            field[np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])] = claimed[a]
+        return -1
     round_ = 0
     while m > 0:
         k = 0  # cells claimed this round
-        for i in range(m):
-            a = pending[i]
-            ka, cell = _best(
-                origin[a], min(np.int64(vision[a]), reach), own_sugar[a], last[a],
+        for j in range(m):
+            i = pending[j]
+            ki, cell = _best(
+                origin[i], sight[i], own_sugar[i], last[i],
                 field, height, width, smax, span,
             )  # fmt: skip
-            key[a] = ka
-            if ka < 0:  # nothing left: stays (mesa-frames' fallback)
-                choice[a] = origin[a]
-                gain[a] = own_sugar[a]
+            key[i] = ki
+            if ki < 0:  # nothing left: stays (mesa-frames' fallback)
+                choice[i] = origin[i]
+                gain[i] = own_sugar[i]
                 continue
-            choice[a] = cell
-            t = (lottery(seed, round_, handles[a]) & _TOP) | np.uint64(a)
+            choice[i] = cell
+            t = (lottery(seed, round_, hand[i]) & _TOP) | np.uint64(i)
             held = claims[cell]
             if held == _FREE:
                 claimed[k] = cell
@@ -209,24 +241,25 @@ def sugarscape_step(
                 field[cell] = -1
                 field[c] = own_sugar[b]
         left = 0
-        for i in range(m):
-            a = pending[i]
-            if key[a] >= 0:  # lost: on to the next-ranked cell
-                last[a] = key[a]
-                pending[left] = a
+        for j in range(m):
+            i = pending[j]
+            if key[i] >= 0:  # lost: on to the next-ranked cell
+                last[i] = key[i]
+                pending[left] = i
                 left += 1
         m = left
         round_ += 1
-    for a in range(n):  # cells left empty grow back
-        c = origin[a]
-        if choice[a] != c and field[c] >= 0:
+    for i in range(n):  # cells left empty grow back
+        c = origin[i]
+        if choice[i] != c and field[c] >= 0:
             field[c] = field_max[c]
     gone = 0
-    for a in range(n):
-        cell = choice[a]
+    for i in range(n):
+        a = row[i]
+        cell = choice[i]
         pos[a, 0] = cell // height
         pos[a, 1] = cell % height
-        sugar[a] += gain[a] - metabolism[a]
+        sugar[a] += gain[i] - metabolism[a]
         if sugar[a] <= 0:
             dead[gone] = a
             gone += 1
@@ -381,7 +414,7 @@ class SugarscapeIG:
         self.grid = w.grid("pos", cell=1.0)
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._rows = np.empty((9, n), np.int64)
+        self._rows = np.empty((12, n), np.int64)
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -445,7 +478,7 @@ class SugarscapeIG:
         if n == 0:
             return
         if self._rows.shape[1] < n:
-            self._rows = np.empty((9, n), np.int64)
+            self._rows = np.empty((12, n), np.int64)
         rows = tuple(self._rows)
         # The most sugar a cell holds bounds the keys that rank the cells
         # (and ends an ant's look once it sees that much).
@@ -461,6 +494,16 @@ class SugarscapeIG:
             self.width, self.height, smax, seed,
             self._claims, *rows,
         )  # fmt: skip
+        if gone == -1:
+            raise ValueError("two ants share a cell: each cell holds one ant at most")
+        if gone == -2:
+            out = (pos[:, 0] < 0) | (pos[:, 0] >= self.width)
+            out |= (pos[:, 1] < 0) | (pos[:, 1] >= self.height)
+            a = int(np.argmax(out))
+            raise ValueError(
+                f"ant {int(handles[a])} (row {a}) stands outside the "
+                f"{self.width} x {self.height} grid, at {pos[a].tolist()}"
+            )
         if gone:
             with self.world.deferred() as cmd:
                 cmd.destroy(handles[rows[-1][:gone]])
