@@ -472,6 +472,10 @@ class SugarscapeIG:
             If the world's ``sugar``, ``metabolism``, ``vision`` and
             ``pos`` no longer hold the same ants in the same order (ants
             added or removed by hand).
+        ValueError
+            If two ants share a cell or one stands off the grid (placed by
+            hand), or a cell holds too much sugar to rank the cells by;
+            nothing changes.
         """
         pos, sugar, metabolism, vision, handles = self._columns()
         n = handles.shape[0]
