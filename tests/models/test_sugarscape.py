@@ -444,6 +444,17 @@ def test_ants_sharing_a_cell_or_off_the_grid_are_refused_and_nothing_changes():
     assert m.steps == 1
 
 
+def test_a_cell_too_rich_to_rank_by_is_refused_and_nothing_changes():
+    m = SugarscapeIG(1, 2, 2**20, seed=0)
+    m.world["vision"]["vision"][0] = 2**20  # sees the whole strip
+    m.sugar[1, 5] = 2**31 - 2
+    before = m.sugar.copy(), m.world["pos"]["pos"].copy()
+    with pytest.raises(ValueError, match="2147483646 sugar"):
+        m.step()
+    assert np.array_equal(m.sugar, before[0])
+    assert np.array_equal(m.world["pos"]["pos"], before[1])
+
+
 def test_ants_out_of_step_across_components_are_refused():
     m = SugarscapeIG(10, 5, 5, seed=0)
     m.world.remove("vision", m.agents[:1])

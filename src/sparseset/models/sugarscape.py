@@ -145,7 +145,6 @@ def sugarscape_step(
     field_max: Any,
     width: Any,
     height: Any,
-    smax: Any,
     seed: Any,
     claims: Any,
     row: Any,
@@ -171,9 +170,10 @@ def sugarscape_step(
     least: the ants' working state, in the order of their cells (slots).
     Writes the rows of the ants that starved into ``dead`` and returns
     how many; changing nothing, -1 if two ants share a cell, -2 if one
-    stands outside the grid.
+    stands outside the grid, -3 if a cell holds too much sugar to rank by.
     """
     n = pos.shape[0]
+    cells = width * height
     reach = max(width, height)
     span = 1  # distances run from 0 to the largest vision (in reach)
     for a in range(n):
@@ -191,21 +191,31 @@ def sugarscape_step(
     # is read in order. Nothing else depends on the order: a cell goes to
     # the least ticket, and a ticket ties (1 in 2**32) to the lower slot.
     m = 0
+    smax = np.int64(0)  # the most sugar a cell holds: it bounds the keys
     for c in range(width * height):
-        if field[c] < 0:
-            a = -1 - field[c]
-            row[m] = a
-            hand[m] = handles[a]
+        s = np.int64(field[c])
+        if s < 0:
+            r = -1 - s
+            row[m] = r
+            hand[m] = handles[r]
             origin[m] = c
-            sight[m] = min(np.int64(vision[a]), reach)
-            own_sugar[m] = claimed[a]
+            sight[m] = min(np.int64(vision[r]), reach)
+            own_sugar[m] = claimed[r]
+            smax = max(smax, claimed[r])
             last[m] = -1
             pending[m] = m
             m += 1
-    if m != n:  # two ants on one cell: put the field back, refuse
+        else:
+            smax = max(smax, s)
+    fault = 0
+    if m != n:  # two ants on one cell
+        fault = -1
+    elif smax + 1 >= (1 << 62) // (span * cells):  # keys would overflow
+        fault = -3
+    if fault:  # put the field back, refuse
         for a in range(n - 1, -1, -1):
             field[np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])] = claimed[a]
-        return -1
+        return fault
     round_ = 0
     while m > 0:
         k = 0  # cells claimed this round
@@ -306,9 +316,10 @@ class SugarscapeIG:
 
     The ants are entities of ``world`` with components ``sugar``,
     ``metabolism``, ``vision`` (``i8``) and ``pos`` (``f8``, two per row,
-    integer cell coordinates); ``grid`` is ``world.grid("pos")``. The
+    integer cell coordinates), an owning group of the four (one order,
+    no lookups); ``grid`` is ``world.grid("pos")``. The
     cells' sugar is :attr:`sugar` and their maximum :attr:`max_sugar_grid`
-    (``int64`` arrays of shape ``(width, height)``).
+    (``int32`` arrays of shape ``(width, height)``).
 
     Differences from mesa-frames': the lottery draws come from a hash of
     the step's seed, the round and the ant's handle (mesa-frames draws
@@ -412,6 +423,9 @@ class SugarscapeIG:
         self.world = w
         self.agents = ants
         self.grid = w.grid("pos", cell=1.0)
+        # One order for the four components, kept through every destroy:
+        # a step reads four aligned blocks, with no lookups.
+        self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
         self._rows = np.empty((12, n), np.int64)
@@ -447,16 +461,15 @@ class SugarscapeIG:
 
     def _columns(self) -> tuple[np.ndarray, ...]:
         w = self.world
-        handles = w["pos"].ids
-        for name in ("sugar", "metabolism", "vision"):
-            if not np.array_equal(w[name].ids, handles):
+        g = self._ants
+        n = len(g)
+        for name in g.components:
+            if len(w[name]) != n:
                 raise RuntimeError(
-                    f"the {name} and pos components hold different agents"
+                    f"the {name} component holds {len(w[name])} ants, "
+                    f"not the {n} holding all of sugar, metabolism, vision and pos"
                 )
-        return (
-            w["pos"]["pos"], w["sugar"]["sugar"], w["metabolism"]["metabolism"],
-            w["vision"]["vision"], handles,
-        )  # fmt: skip
+        return g["pos"], g["sugar"], g["metabolism"], g["vision"], g.ids
 
     def step(self) -> None:
         """Move every ant at once, then eat, starve and grow back.
@@ -484,22 +497,20 @@ class SugarscapeIG:
         if self._rows.shape[1] < n:
             self._rows = np.empty((12, n), np.int64)
         rows = tuple(self._rows)
-        # The most sugar a cell holds bounds the keys that rank the cells
-        # (and ends an ant's look once it sees that much).
-        smax = max(int(self.max_sugar_grid.max()), int(self.sugar.max()), 0)
-        if (smax + 1) * (max(self.width, self.height) + 1) * self.sugar.size >= 2**62:
-            raise ValueError(
-                f"a cell holds {smax} sugar: too much to rank the cells by"
-            )
         seed = int(self.rng.integers(0, 2**63 - 1))
         gone = sugarscape_step(
             pos, sugar, metabolism, vision, handles,
             self.sugar.reshape(-1), self.max_sugar_grid.reshape(-1),
-            self.width, self.height, smax, seed,
+            self.width, self.height, seed,
             self._claims, *rows,
         )  # fmt: skip
         if gone == -1:
             raise ValueError("two ants share a cell: each cell holds one ant at most")
+        if gone == -3:
+            raise ValueError(
+                f"a cell holds {int(self.sugar.max())} sugar: too much to rank "
+                f"the cells of a {self.width} x {self.height} grid by"
+            )
         if gone == -2:
             out = (pos[:, 0] < 0) | (pos[:, 0] >= self.width)
             out |= (pos[:, 1] < 0) | (pos[:, 1] >= self.height)
