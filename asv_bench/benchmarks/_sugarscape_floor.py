@@ -38,7 +38,7 @@ class SugarscapeFloor:
         self.cell = rng.choice(width * height, size=agents, replace=False)
         self.ids = np.arange(agents, dtype=np.int64)
         self.claims = np.full(width * height, FREE, np.uint64)
-        self.work = np.empty((9, agents), np.int64)
+        self.work = np.empty((11, agents), np.int64)
         self.n = agents
 
     def step(self):
@@ -105,6 +105,7 @@ def floor_look(c0, v, own, last, field, width, height, smax, unit):
 def floor_step(
     n, cell, sugar, metabolism, vision, ids, field, fmax, width, height, smax,
     seed, claims, slot_row, origin, own, gain, last, key, choice, pending, claimed,
+    sight, ident,
 ):  # fmt: skip
     cells = width * height
     span = 1
@@ -125,6 +126,8 @@ def floor_step(
         a = slot_row[i]
         own[i] = claimed[i]
         gain[i] = claimed[i]
+        sight[i] = vision[a]
+        ident[i] = ids[a]
         origin[i] = cell[a]
         last[i] = -1
         pending[i] = i
@@ -134,9 +137,8 @@ def floor_step(
         k = 0
         for j in range(m):
             i = pending[j]
-            a = slot_row[i]
             best = floor_look(
-                origin[i], vision[a], own[i], last[i], field, width, height, smax, unit
+                origin[i], sight[i], own[i], last[i], field, width, height, smax, unit
             )
             if best == NONE:
                 key[i] = -1
@@ -145,7 +147,7 @@ def floor_step(
             key[i] = best
             c = best % cells
             choice[i] = c
-            t = (floor_ticket(seed, round_, ids[a]) & TOP) | np.uint64(i)
+            t = (floor_ticket(seed, round_, ident[i]) & TOP) | np.uint64(i)
             held = claims[c]
             if held == FREE:
                 claimed[k] = c

@@ -147,20 +147,21 @@ def sugarscape_step(
     height: Any,
     seed: Any,
     claims: Any,
-    row: Any,
     hand: Any,
+    last: Any,
+    key: Any,
+    row: Any,
     origin: Any,
     sight: Any,
     own_sugar: Any,
-    last: Any,
-    key: Any,
     choice: Any,
     gain: Any,
     pending: Any,
     claimed: Any,
     dead: Any,
 ) -> Any:
-    """One step of Sugarscape IG for the ants in rows ``0..n-1`` (n < 2**31):
+    """One step of Sugarscape IG for the ants in rows ``0..n-1`` (fewer than
+    2**31 ants and cells):
     move (rounds of claims and lotteries), eat, starve, grow back.
 
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
@@ -382,6 +383,10 @@ class SugarscapeIG:
         if max_sugar < 0:
             raise ValueError(f"max_sugar must be at least 0, got {max_sugar}")
         cells = int(width) * int(height)
+        if cells >= 2**31:
+            raise ValueError(
+                f"a {width} x {height} grid has {cells} cells: at most 2**31 - 1"
+            )
         if agents > cells:
             raise ValueError(
                 f"agents={agents} do not fit on {width} x {height} = {cells} "
@@ -428,7 +433,8 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._rows = np.empty((12, n), np.int64)
+        self._wide = np.empty((3, n), np.int64)
+        self._narrow = np.empty((9, n), np.int32)  # rows, slots, cells, sugar
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -494,9 +500,10 @@ class SugarscapeIG:
         n = handles.shape[0]
         if n == 0:
             return
-        if self._rows.shape[1] < n:
-            self._rows = np.empty((12, n), np.int64)
-        rows = tuple(self._rows)
+        if self._wide.shape[1] < n:
+            self._wide = np.empty((3, n), np.int64)
+            self._narrow = np.empty((9, n), np.int32)
+        rows = (*self._wide, *self._narrow)
         seed = int(self.rng.integers(0, 2**63 - 1))
         gone = sugarscape_step(
             pos, sugar, metabolism, vision, handles,
