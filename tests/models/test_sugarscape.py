@@ -455,6 +455,20 @@ def test_a_cell_too_rich_to_rank_by_is_refused_and_nothing_changes():
     assert np.array_equal(m.world["pos"]["pos"], before[1])
 
 
+def test_a_replaced_field_of_another_kind_is_refused():
+    m = SugarscapeIG(10, 5, 6, seed=0)
+    m.sugar = m.sugar.astype(np.int64)
+    with pytest.raises(ValueError, match=r"sugar must be .*int32.*int64"):
+        m.step()
+    m.sugar = m.max_sugar_grid.copy()
+    m.max_sugar_grid = np.asfortranarray(m.max_sugar_grid)
+    with pytest.raises(ValueError, match="max_sugar_grid"):
+        m.step()
+    m.max_sugar_grid = np.ascontiguousarray(m.max_sugar_grid)
+    m.step()
+    assert m.steps == 1
+
+
 def test_ants_out_of_step_across_components_are_refused():
     m = SugarscapeIG(10, 5, 5, seed=0)
     m.world.remove("vision", m.agents[:1])

@@ -493,13 +493,29 @@ class SugarscapeIG:
             added or removed by hand).
         ValueError
             If two ants share a cell or one stands off the grid (placed by
-            hand), or a cell holds too much sugar to rank the cells by;
-            nothing changes.
+            hand), a cell holds too much sugar to rank the cells by, or
+            :attr:`sugar` or :attr:`max_sugar_grid` was replaced by an
+            array of another shape, dtype or layout; nothing changes.
         """
         pos, sugar, metabolism, vision, handles = self._columns()
         n = handles.shape[0]
         if n == 0:
             return
+        shape = (self.width, self.height)
+        for name in ("sugar", "max_sugar_grid"):
+            cells = getattr(self, name)
+            if not (
+                isinstance(cells, np.ndarray)
+                and cells.shape == shape
+                and cells.dtype == np.int32
+                and cells.flags.c_contiguous
+                and cells.flags.writeable
+            ):
+                raise ValueError(
+                    f"{name} must be a writable C-contiguous int32 array of "
+                    f"shape {shape}, got {type(cells).__name__} "
+                    f"{getattr(cells, 'dtype', '')} {getattr(cells, 'shape', '')}"
+                )
         if self._wide.shape[1] < n:
             self._wide = np.empty((3, n), np.int64)
             self._narrow = np.empty((9, n), np.int32)
