@@ -249,11 +249,12 @@ class WolfSheep:
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
-    Mesa's run); the grass is two arrays of the model, not agents
-    (:meth:`grass_countdown` and :meth:`fully_grown`); the model steps
-    by itself (Mesa's needs its ``ABMSimulator``, which schedules the
-    regrowth: a patch eaten at step ``t`` is grown again at the end of
-    step ``t + grass_regrowth_time`` there and here); with
+    Mesa's run); the grass is an array of the model, not agents
+    (:attr:`regrow_at`, read through :meth:`grass_countdown` and
+    :meth:`fully_grown`); the model steps by itself (Mesa's needs its
+    ``ABMSimulator``, which schedules the regrowth: a patch eaten at
+    step ``t`` is grown again at the end of step ``t +
+    grass_regrowth_time`` there and here); with
     ``grass=False`` sheep neither lose energy nor eat (NetLogo's rule and
     Mesa 2's; Mesa 3.3's sheep fail looking for a grass patch) and the
     grass count is 0; recording is off unless ``record=True``, which
@@ -350,25 +351,27 @@ class WolfSheep:
         ):
             w.register(kind, {"energy": "f8", "pos": ("f8", (2,))})
             e = w.create(n)
-            cells = rng.integers(0, self.width * self.height, n)
+            at = rng.integers(0, self.width * self.height, n)
             w.add(
                 kind,
                 e,
                 energy=rng.random(n) * 2 * gain,
-                pos=np.column_stack(divmod(cells, self.height)).astype(np.float64),
+                pos=np.column_stack(divmod(at, self.height)).astype(np.float64),
             )
         self.world = w
         torus = (self.width, self.height)
         self.sheep_grid = w.grid("sheep", cell=1.0, torus=torus, column="pos")
         self.wolf_grid = w.grid("wolf", cell=1.0, torus=torus, column="pos")
         cells = self.width * self.height
-        #: The step at whose end each cell's grass is grown again, by
-        #: ``x * height + y``: grown when at most :attr:`steps`.
         self._regrow = np.zeros(cells, np.int64)
         if self.grass:
             grown = rng.random(cells) < 0.5
             later = rng.integers(0, self.grass_regrowth_time, cells)
             self._regrow[~grown] = later[~grown]
+        #: The step at whose end each cell's grass is grown again (grown
+        #: when at most :attr:`steps`), a ``(width, height)`` view the
+        #: steps read and write: set it to stage a meadow.
+        self.regrow_at = self._regrow.reshape(self.width, self.height)
         self.steps = 0
         self.recorder: Recorder | None = None
         if record:
