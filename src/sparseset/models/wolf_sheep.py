@@ -15,8 +15,16 @@ again ``grass_regrowth_time`` steps later.
 
 Births and deaths are the world's deferred commands, applied after the
 sheep's turn (so the wolves see the newborn lambs, as in Mesa) and after
-the wolves'. Inside a turn, the compiled loop removes the dead from the
-grid at once, so that no wolf eats a sheep another wolf has eaten.
+the wolves'. Each turn is one compiled loop over the world's columns.
+What an animal reads is what those before it left: the sheep read a
+count of wolves per cell (wolves stay put during the sheep's turn) and
+the grass, which they eat in place; the wolves read a count of sheep
+per cell and take their prey from the sheep's grid (its twin), whose
+eaten members the loop removes at once, so that no wolf eats a sheep
+another wolf has eaten. Sheep do not look at sheep, nor wolves at
+wolves: the sheep's grid catches up with the sheep's moves, births and
+deaths in one batch before the wolves' turn, and the wolves' grid only
+when asked.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..jit.grid import grid_cell, grid_move, grid_remove
+from ..jit.grid import grid_cell, grid_remove
 from ..recording import Recorder
 from ..world import World
 from .parameters import positive_ints
@@ -60,11 +68,9 @@ def _neighbours(x: Any, y: Any, width: Any, height: Any, nx: Any, ny: Any) -> An
 
 @njit(cache=True)
 def sheep_turn(
-    wolf_tw: Any,
-    sheep_tw: Any,
+    wolves_at: Any,
     pos: Any,
     energy: Any,
-    handles: Any,
     order: Any,
     regrow: Any,
     now: Any,
@@ -78,13 +84,15 @@ def sheep_turn(
     dead: Any,
     born: Any,
 ) -> None:
-    """The sheep's turn, sheep by sheep in ``order`` (rows of ``pos``,
-    ``energy``, ``handles``).
+    """The sheep's turn, sheep by sheep in ``order`` (rows of ``pos`` and
+    ``energy``); ``wolves_at[x * height + y]`` counts the wolves of each
+    cell (they stay put during the sheep's turn, and sheep do not look
+    at sheep: the sheep's grid catches up after the turn, in one batch).
 
     ``regrow[x * height + y]`` is the step at whose end the cell's grass
     is grown again (grown when at most ``now``, the steps done before this
-    one). Writes ``dead[a]`` (starved: removed from the sheep's grid) and
-    ``born[a]`` (gave birth: a lamb with the parent's energy and cell).
+    one). Writes ``dead[a]`` (starved) and ``born[a]`` (gave birth: a
+    lamb with the parent's energy and cell).
     Draws from numba's generator, seeded with ``seed``.
     """
     np.random.seed(seed)
@@ -92,7 +100,6 @@ def sheep_turn(
     ny = np.empty(4, np.int64)
     safe = np.empty(4, np.int64)
     grassy = np.empty(4, np.int64)
-    none = np.empty(0, np.int64)
     for i in range(order.shape[0]):
         a = order[i]
         x = np.int64(pos[a, 0])
@@ -101,7 +108,7 @@ def sheep_turn(
         ns = 0
         ng = 0
         for d in range(k):
-            if grid_cell(wolf_tw, nx[d], ny[d], 0, none) == 0:
+            if wolves_at[nx[d] * height + ny[d]] == 0:
                 safe[ns] = d
                 ns += 1
                 if grass and regrow[nx[d] * height + ny[d]] <= now:
@@ -116,7 +123,6 @@ def sheep_turn(
             y = ny[d]
             pos[a, 0] = x
             pos[a, 1] = y
-            grid_move(sheep_tw, handles[a], float(x), float(y))
         if grass:  # without grass sheep neither tire nor eat (NetLogo's rule)
             energy[a] -= 1.0
             c = x * height + y
@@ -125,7 +131,6 @@ def sheep_turn(
                 regrow[c] = now + 1 + regrowth_time
         if energy[a] < 0.0:
             dead[a] = True
-            grid_remove(sheep_tw, handles[a])
         elif np.random.random() < p_reproduce:
             energy[a] /= 2.0
             born[a] = True
@@ -133,11 +138,10 @@ def sheep_turn(
 
 @njit(cache=True)
 def wolf_turn(
+    sheep_at: Any,
     sheep_tw: Any,
-    wolf_tw: Any,
     pos: Any,
     energy: Any,
-    handles: Any,
     order: Any,
     width: Any,
     height: Any,
@@ -149,23 +153,24 @@ def wolf_turn(
     eaten: Any,
     out: Any,
 ) -> Any:
-    """The wolves' turn, wolf by wolf in ``order`` (rows of ``pos``,
-    ``energy``, ``handles``); returns the number of sheep eaten, whose
-    handles it writes into ``eaten`` (and removes from the sheep's grid at
-    once). ``out`` holds at least every sheep. Writes ``dead`` and
-    ``born`` as :func:`sheep_turn`."""
+    """The wolves' turn, wolf by wolf in ``order`` (rows of ``pos`` and
+    ``energy``); returns the number of sheep eaten, whose handles it
+    writes into ``eaten`` (and removes at once from the sheep's grid,
+    ``sheep_tw``, and from ``sheep_at``, the count of sheep of each
+    cell). ``out`` holds at least every sheep. Writes ``dead`` and
+    ``born`` as :func:`sheep_turn` (wolves do not look at wolves: the
+    wolves' grid catches up when asked)."""
     np.random.seed(seed)
     nx = np.empty(4, np.int64)
     ny = np.empty(4, np.int64)
     prey = np.empty(4, np.int64)
-    none = np.empty(0, np.int64)
     meals = 0
     for i in range(order.shape[0]):
         a = order[i]
         k = _neighbours(np.int64(pos[a, 0]), np.int64(pos[a, 1]), width, height, nx, ny)
         n_prey = 0
         for d in range(k):
-            if grid_cell(sheep_tw, nx[d], ny[d], 0, none) > 0:
+            if sheep_at[nx[d] * height + ny[d]] > 0:
                 prey[n_prey] = d
                 n_prey += 1
         if n_prey > 0:
@@ -176,18 +181,18 @@ def wolf_turn(
         y = ny[d]
         pos[a, 0] = x
         pos[a, 1] = y
-        grid_move(wolf_tw, handles[a], float(x), float(y))
         energy[a] -= 1.0
-        m = grid_cell(sheep_tw, x, y, 0, out)
-        if m > 0:
+        c = x * height + y
+        if sheep_at[c] > 0:
+            m = grid_cell(sheep_tw, x, y, 0, out)
             h = out[np.random.randint(0, m)]
             grid_remove(sheep_tw, h)
+            sheep_at[c] -= 1
             eaten[meals] = h
             meals += 1
             energy[a] += gain
         if energy[a] < 0.0:
             dead[a] = True
-            grid_remove(wolf_tw, handles[a])
         elif np.random.random() < p_reproduce:
             energy[a] /= 2.0
             born[a] = True
@@ -242,10 +247,12 @@ class WolfSheep:
     ``wolf`` (columns ``energy``, ``f8``, and ``pos``, ``f8``, two per
     row, integer cell coordinates); ``sheep_grid`` and ``wolf_grid`` are
     ``world.grid("sheep", column="pos", torus=(width, height))`` and the
-    wolves' one. Births and deaths go through the world's deferred
-    commands (``world.deferred()``), applied after the sheep's turn and
-    after the wolves'. :meth:`counts` is Mesa's reporters ``(Wolves,
-    Sheep, Grass)``, grass counting the fully grown patches.
+    wolves' one (the wolves find their prey through the sheep's; the
+    wolves' is kept for the caller's queries and catches up when asked).
+    Births and deaths go through the world's deferred commands
+    (``world.deferred()``), applied after the sheep's turn and after the
+    wolves'. :meth:`counts` is Mesa's reporters ``(Wolves, Sheep,
+    Grass)``, grass counting the fully grown patches.
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
@@ -401,6 +408,15 @@ class WolfSheep:
                 new = cmd.create(energy.shape[0])
                 cmd.add(kind, new, energy=energy, pos=pos)
 
+    def _census(self, kind: str) -> np.ndarray:
+        """The number of ``kind`` animals of each cell, by ``x * height +
+        y``: where a neighbour's query needs only whether a cell is empty,
+        a table lookup answers it (a query of the grid scans the cell).
+        O(n + cells)."""
+        pos = self.world[kind]["pos"]
+        cell = pos[:, 0].astype(np.int64) * self.height + pos[:, 1].astype(np.int64)
+        return np.bincount(cell, minlength=self.width * self.height)
+
     def step(self) -> None:
         """The sheep's turn, then the wolves', each one at a time in a
         shuffled order; births and deaths applied after each turn.
@@ -413,10 +429,8 @@ class WolfSheep:
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
         born = np.zeros(n, np.bool_)
-        wolf_tw = self.wolf_grid.grid.jit  # caught up with the world
-        sheep_tw = self.sheep_grid.grid.jit
         sheep_turn(
-            wolf_tw, sheep_tw, sheep["pos"], sheep["energy"], handles,
+            self._census("wolf"), sheep["pos"], sheep["energy"],
             self.rng.permutation(n), self._regrow, self.steps, self.width,
             self.height, self.grass, self.grass_regrowth_time,
             self.sheep_gain_from_food, self.sheep_reproduce,
@@ -429,11 +443,10 @@ class WolfSheep:
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
         born = np.zeros(n, np.bool_)
-        sheep_tw = self.sheep_grid.grid.jit  # now with the lambs
-        wolf_tw = self.wolf_grid.grid.jit
+        sheep_tw = self.sheep_grid.grid.jit  # caught up: moves, lambs, deaths
         eaten = np.empty(min(n, len(w["sheep"])), np.int64)
         meals = wolf_turn(
-            sheep_tw, wolf_tw, wolves["pos"], wolves["energy"], handles,
+            self._census("sheep"), sheep_tw, wolves["pos"], wolves["energy"],
             self.rng.permutation(n), self.width, self.height,
             self.wolf_gain_from_food, self.wolf_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
