@@ -2,13 +2,15 @@
 
 What a numba user writes by hand for Mesa's wolf-sheep predation on
 plain arrays: animals as rows of coordinate and energy arrays with an
-alive flag, a count of wolves per cell, a doubly linked list of sheep
-per cell (a wolf eats a random one), the grass as one array of regrowth
-steps, newborns appended past the rows the turn activates, and the dead
-compacted away once a step. The rules and the activation (sheep one at a
-time in a shuffled order, then wolves) are the model's. ``model / floor``
-in the same run is what the World, its grids, the deferred commands and
-the model's bookkeeping add.
+alive flag, newborns appended past the rows a turn activates and the
+dead compacted away after each turn, the grass as one array of
+regrowth steps. Sheep do not look at sheep nor wolves at wolves, so the
+sheep's turn reads a count of wolves per cell, and the wolves' turn a
+table of the sheep of each cell (a counting sort, made after the
+sheep's turn, whose segments shrink as sheep are eaten). The rules and
+the activation (sheep one at a time in a shuffled order, then wolves)
+are the model's. ``model / floor`` in the same run is what the World,
+its grids, the deferred commands and the model's bookkeeping add.
 
 The names avoid asv's benchmark prefixes because asv imports every module.
 """
@@ -42,6 +44,9 @@ class Herd:
                 new[: self.n] = old[: self.n]
                 setattr(self, name, new)
 
+    def compact(self):
+        self.n = floor_compact(self.x, self.y, self.energy, self.alive, self.n)
+
 
 class WolfSheepFloor:
     """Mesa's wolf-sheep on a ``width x height`` torus, on plain arrays."""
@@ -63,78 +68,54 @@ class WolfSheepFloor:
         )
         grown = rng.random(cells) < 0.5
         self.regrow = np.where(grown, 0, rng.integers(0, regrowth, cells))
-        self.head = np.full(cells, -1, np.int64)
-        self.count = np.zeros(cells, np.int64)  # sheep per cell
-        self.wolves_at = np.zeros(cells, np.int64)
-        self.nxt = np.empty(0, np.int64)
-        self.prv = np.empty(0, np.int64)
+        self.count = np.zeros(cells, np.int64)  # animals per cell
+        self.start = np.zeros(cells + 1, np.int64)  # the sheep's table
+        self.members = np.empty(0, np.int64)
         self.now = 0
-        self._relink()
-
-    def _relink(self):
-        s, w = self.sheep, self.wolves
-        if self.nxt.shape[0] < s.x.shape[0]:
-            self.nxt = np.empty(s.x.shape[0], np.int64)
-            self.prv = np.empty(s.x.shape[0], np.int64)
-        floor_relink(
-            s.x, s.y, s.n, w.x, w.y, w.n, self.height,
-            self.head, self.nxt, self.prv, self.count, self.wolves_at,
-        )  # fmt: skip
 
     def step(self):
         s, w = self.sheep, self.wolves
         s.room()
-        w.room()
-        if self.nxt.shape[0] < s.x.shape[0]:
-            self._relink()  # the lists reach the new rows
+        floor_census(w.x, w.y, w.n, self.height, self.count)
         s.n = floor_sheep(
             s.x, s.y, s.energy, s.alive, s.n, self.rng.permutation(s.n),
-            self.head, self.nxt, self.prv, self.count, self.wolves_at,
-            self.regrow, self.now, self.width, self.height, self.regrowth,
-            4.0, 0.04, int(self.rng.integers(0, 2**31 - 1)),
+            self.count, self.regrow, self.now, self.width, self.height,
+            self.regrowth, 4.0, 0.04, int(self.rng.integers(0, 2**31 - 1)),
         )  # fmt: skip
+        s.compact()
+        if self.members.shape[0] < s.n:
+            self.members = np.empty(s.x.shape[0], np.int64)
+        floor_table(s.x, s.y, s.n, self.height, self.count, self.start, self.members)
+        w.room()
         w.n = floor_wolves(
             w.x, w.y, w.energy, w.alive, w.n, self.rng.permutation(w.n),
-            s.alive, self.head, self.nxt, self.prv, self.count,
-            self.wolves_at, self.width, self.height, 20.0, 0.05,
-            int(self.rng.integers(0, 2**31 - 1)),
+            s.alive, self.count, self.start, self.members, self.width,
+            self.height, 20.0, 0.05, int(self.rng.integers(0, 2**31 - 1)),
         )  # fmt: skip
-        for herd in (s, w):
-            herd.n = floor_compact(herd.x, herd.y, herd.energy, herd.alive, herd.n)
-        self._relink()
+        s.compact()
+        w.compact()
         self.now += 1
 
 
 @numba.njit(cache=True)
-def floor_relink(sx, sy, ns, wx, wy, nw, height, head, nxt, prv, count, wolves_at):
-    head[:] = -1
+def floor_census(x, y, n, height, count):
     count[:] = 0
-    wolves_at[:] = 0
-    for a in range(ns):
-        _link(a, sx[a] * height + sy[a], head, nxt, prv, count)
-    for a in range(nw):
-        wolves_at[wx[a] * height + wy[a]] += 1
+    for a in range(n):
+        count[x[a] * height + y[a]] += 1
 
 
 @numba.njit(cache=True)
-def _link(a, c, head, nxt, prv, count):
-    nxt[a] = head[c]
-    prv[a] = -1
-    if head[c] >= 0:
-        prv[head[c]] = a
-    head[c] = a
-    count[c] += 1
-
-
-@numba.njit(cache=True)
-def _unlink(a, c, head, nxt, prv, count):
-    if prv[a] >= 0:
-        nxt[prv[a]] = nxt[a]
-    else:
-        head[c] = nxt[a]
-    if nxt[a] >= 0:
-        prv[nxt[a]] = prv[a]
-    count[c] -= 1
+def floor_table(x, y, n, height, count, start, members):
+    """The sheep of each cell: ``members[start[c]:start[c] + count[c]]``."""
+    floor_census(x, y, n, height, count)
+    start[0] = 0
+    for c in range(count.shape[0]):
+        start[c + 1] = start[c] + count[c]
+        count[c] = 0
+    for a in range(n):
+        c = x[a] * height + y[a]
+        members[start[c] + count[c]] = a
+        count[c] += 1
 
 
 @numba.njit(cache=True)
@@ -156,8 +137,8 @@ def _around(x, y, width, height, nx, ny):
 
 @numba.njit(cache=True)
 def floor_sheep(
-    x, y, energy, alive, n, order, head, nxt, prv, count, wolves_at,
-    regrow, now, width, height, regrowth, gain, p, seed,
+    x, y, energy, alive, n, order, wolves_at, regrow, now, width, height,
+    regrowth, gain, p, seed,
 ):  # fmt: skip
     np.random.seed(seed)
     nx = np.empty(4, np.int64)
@@ -178,15 +159,12 @@ def floor_sheep(
                     grassy[ng] = d
                     ng += 1
         if ns > 0:
-            d = (
-                grassy[np.random.randint(0, ng)]
-                if ng > 0
-                else safe[np.random.randint(0, ns)]
-            )
-            _unlink(a, x[a] * height + y[a], head, nxt, prv, count)
+            if ng > 0:
+                d = grassy[np.random.randint(0, ng)]
+            else:
+                d = safe[np.random.randint(0, ns)]
             x[a] = nx[d]
             y[a] = ny[d]
-            _link(a, x[a] * height + y[a], head, nxt, prv, count)
         c = x[a] * height + y[a]
         energy[a] -= 1.0
         if regrow[c] <= now:
@@ -194,19 +172,17 @@ def floor_sheep(
             regrow[c] = now + 1 + regrowth
         if energy[a] < 0.0:
             alive[a] = False
-            _unlink(a, c, head, nxt, prv, count)
         elif np.random.random() < p:
             energy[a] /= 2.0
             x[n], y[n], energy[n], alive[n] = x[a], y[a], energy[a], True
-            _link(n, c, head, nxt, prv, count)
             n += 1
     return n
 
 
 @numba.njit(cache=True)
 def floor_wolves(
-    x, y, energy, alive, n, order, sheep_alive, head, nxt, prv, count,
-    wolves_at, width, height, gain, p, seed,
+    x, y, energy, alive, n, order, sheep_alive, count, start, members,
+    width, height, gain, p, seed,
 ):  # fmt: skip
     np.random.seed(seed)
     nx = np.empty(4, np.int64)
@@ -220,32 +196,26 @@ def floor_wolves(
             if count[nx[d] * height + ny[d]] > 0:
                 prey[n_prey] = d
                 n_prey += 1
-        d = (
-            prey[np.random.randint(0, n_prey)]
-            if n_prey > 0
-            else np.random.randint(0, k)
-        )
-        wolves_at[x[a] * height + y[a]] -= 1
+        if n_prey > 0:
+            d = prey[np.random.randint(0, n_prey)]
+        else:
+            d = np.random.randint(0, k)
         x[a] = nx[d]
         y[a] = ny[d]
         c = x[a] * height + y[a]
-        wolves_at[c] += 1
         energy[a] -= 1.0
         if count[c] > 0:
-            j = np.random.randint(0, count[c])
-            s = head[c]
-            for _ in range(j):
-                s = nxt[s]
-            _unlink(s, c, head, nxt, prv, count)
-            sheep_alive[s] = False
+            j = start[c] + np.random.randint(0, count[c])
+            last = start[c] + count[c] - 1
+            sheep_alive[members[j]] = False
+            members[j] = members[last]
+            count[c] -= 1
             energy[a] += gain
         if energy[a] < 0.0:
             alive[a] = False
-            wolves_at[c] -= 1
         elif np.random.random() < p:
             energy[a] /= 2.0
             x[n], y[n], energy[n], alive[n] = x[a], y[a], energy[a], True
-            wolves_at[c] += 1
             n += 1
     return n
 
