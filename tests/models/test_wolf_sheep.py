@@ -315,6 +315,20 @@ def test_bad_parameters_are_refused(params, error, match):
         WolfSheep(**params)
 
 
+@pytest.mark.parametrize(
+    ("kind", "cell"), [("sheep", (5, 0)), ("wolf", (0, -1)), ("sheep", (1.5, 2))]
+)
+def test_an_animal_off_the_grid_is_refused_before_anything_changes(kind, cell):
+    m = staged([(0, 0), (1, 1)], [(2, 2), (3, 3)])
+    m.world[kind]["pos"][1] = cell
+    before = [m.world[k]["pos"].copy() for k in ("sheep", "wolf")]
+    with pytest.raises(ValueError, match=f"{kind} at row 1"):
+        m.step()
+    after = [m.world[k]["pos"] for k in ("sheep", "wolf")]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+    assert m.steps == 0
+
+
 def test_no_regrowth_time_is_needed_without_grass():
     m = WolfSheep(grass=False, grass_regrowth_time=0, seed=0)
     m.run(2)

@@ -413,17 +413,44 @@ class WolfSheep:
         y``: where a neighbour's query needs only whether a cell is empty,
         a table lookup answers it (a query of the grid scans the cell).
         O(n + cells)."""
+        return np.bincount(self._cells(kind), minlength=self.width * self.height)
+
+    def _cells(self, kind: str) -> np.ndarray:
+        """Each ``kind`` animal's cell, ``x * height + y``, after checking
+        that every position is a cell of the grid (the compiled turns
+        index by them). O(n)."""
         pos = self.world[kind]["pos"]
-        cell = pos[:, 0].astype(np.int64) * self.height + pos[:, 1].astype(np.int64)
-        return np.bincount(cell, minlength=self.width * self.height)
+        xy = pos.astype(np.int64)
+        bad = (
+            (xy != pos).any(axis=1)
+            | (xy[:, 0] < 0)
+            | (xy[:, 0] >= self.width)
+            | (xy[:, 1] < 0)
+            | (xy[:, 1] >= self.height)
+        )
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(
+                f"the {kind} at row {row} stands at {pos[row].tolist()}, not a "
+                f"cell of the {self.width} x {self.height} grid"
+            )
+        return xy[:, 0] * self.height + xy[:, 1]
 
     def step(self) -> None:
         """The sheep's turn, then the wolves', each one at a time in a
         shuffled order; births and deaths applied after each turn.
 
         O(n) for n animals (a cell's animals are few on average).
+
+        Raises
+        ------
+        ValueError
+            If an animal's ``pos`` (written by hand) is not a cell of the
+            grid (integer coordinates in ``[0, width) x [0, height)``);
+            nothing changes.
         """
         w = self.world
+        self._cells("sheep")
         sheep = w["sheep"]
         handles = sheep.ids
         n = handles.shape[0]
