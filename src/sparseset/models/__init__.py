@@ -7,11 +7,13 @@ order where Mesa's model does so, in a compiled loop:
 
 - :class:`BoltzmannWealth` (:mod:`.boltzmann`), reporting ``gini()``;
 - :class:`Schelling` (:mod:`.schelling`), reporting ``happy``;
-- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``.
+- :class:`BoidFlockers` (:mod:`.boids`), reporting ``order()``;
+- :class:`WolfSheep` (:mod:`.wolf_sheep`), reporting ``counts()``.
 """
 
 from .boids import BoidFlockers
 from .boltzmann import BoltzmannWealth, gini_of
 from .schelling import Schelling
+from .wolf_sheep import WolfSheep
 
-__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "gini_of"]
+__all__ = ["BoidFlockers", "BoltzmannWealth", "Schelling", "WolfSheep", "gini_of"]
