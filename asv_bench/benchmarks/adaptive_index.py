@@ -38,7 +38,9 @@ import numpy as np
 
 from sparseset import SparseMap, SparseSet
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 PAGE = 4096
 KINDS = ["auto", "flat", "paged", "hash"]
 DRAWS = [
