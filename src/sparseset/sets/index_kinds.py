@@ -148,6 +148,32 @@ class IndexKind:
         """
         return int(self.module.row_limit(index))
 
+    def expect_pages(self, index: Any, blocks: int, ids: int) -> None:
+        """Tell ``index`` that ``ids`` ids still to come touch about
+        ``blocks`` blocks of 4096 ids, where its kind sizes for that
+        (paged: see :func:`~sparseset.kernels.index.paged.expect_pages`);
+        a no-op for the other kinds.
+
+        Examples
+        --------
+        >>> ix = KINDS["flat"].new(8); KINDS["flat"].expect_pages(ix, 2, 8192)
+        """
+        expect = getattr(self.module, "expect_pages", None)
+        if expect is not None:
+            expect(index, blocks, ids)
+
+    def leaves(self, index: Any) -> int | None:
+        """How many 4096-id blocks ``index`` holds ids of, where it counts
+        them (paged; an upper bound on its members' blocks), else None.
+
+        Examples
+        --------
+        >>> KINDS["paged"].leaves(KINDS["paged"].new(0)), KINDS["hash"].leaves(None)
+        (0, None)
+        """
+        count = getattr(self.module, "leaves", None)
+        return None if count is None else int(count(index))
+
     def check_capacity(self, capacity: Any) -> int:
         """``capacity`` as an int, or ``TypeError``/``ValueError`` saying why not.
 

@@ -751,6 +751,7 @@ class ComponentStore(Guarded):
         self._check_sums(arr, scalar, ids, values)
         n = len(self)
         new_n, positions = self._accumulate(batch, top, values, survey)
+        self._engine.batch_done()
         # The kernel zeroed the new rows of the accumulated columns.
         self._admit(n, new_n, values.keys())
         self._stamp(positions, n, new_n)
