@@ -261,6 +261,42 @@ def index_spec(name: Any) -> tuple[IndexKind, bool]:
     return kind, False
 
 
+def _auto_facts() -> ModuleType:
+    """The facts :class:`IndexKind` reads from a kind's module, for
+    ``"auto"``: hash's range and capacity, its name."""
+    facts = ModuleType("sparseset.sets.index_kinds.auto")
+    facts.NAME = AUTO  # type: ignore[attr-defined]
+    facts.LIMIT = hashed.LIMIT  # type: ignore[attr-defined]
+    facts.ID_DTYPE = hashed.ID_DTYPE  # type: ignore[attr-defined]
+    facts.MAX_CAPACITY = hashed.MAX_CAPACITY  # type: ignore[attr-defined]
+    facts.CAPACITY_COUNTS_IDS = False  # type: ignore[attr-defined]
+    return facts
+
+
+#: What code that only checks ids and names kinds (the distributed
+#: shards, their files) knows of ``index="auto"``: its name, its range
+#: (hash's, ``[0, 2**63)``) and that a capacity counts members. No index
+#: is of this kind: a set that adapts is always one of :data:`KINDS`.
+AUTO_KIND = IndexKind(_auto_facts())
+
+
+def kind_or_auto(name: Any) -> IndexKind:
+    """The kind called ``name``, :data:`AUTO_KIND` for ``"auto"``, or
+    ``ValueError`` listing the names ``index=`` takes.
+
+    Examples
+    --------
+    >>> kind_or_auto("auto").name, kind_or_auto("auto").range_text
+    ('auto', '[0, 2**63)')
+    >>> kind_or_auto("paged") is KINDS["paged"]
+    True
+    """
+    if isinstance(name, str) and name == AUTO:
+        return AUTO_KIND
+    index_spec(name)  # raises, naming every choice, for anything else
+    return KINDS[name]
+
+
 def kind_named(name: Any) -> IndexKind:
     """The kind called ``name``, or ``ValueError`` listing the kinds.
 
