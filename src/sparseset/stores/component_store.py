@@ -1588,6 +1588,9 @@ class ComponentStore(Guarded):
         (complex, fixed-width strings, records; timestamps in seconds,
         which Parquet cannot hold) is fixed-size binary with the numpy
         dtype in the field's metadata, which :meth:`from_arrow` reads back.
+        The table's metadata names the store's index, which the readers
+        take back: ``"auto"`` for a store whose index adapts (the
+        default), so that it adapts again once read, else its kind.
         Needs pyarrow (``pip install "sparseset[arrow]"``).
 
         Parameters
@@ -1616,13 +1619,14 @@ class ComponentStore(Guarded):
           child 0, item: double
         hp: int32 not null
         -- schema metadata --
-        sparseset: '{"index": "flat"}'
+        sparseset: '{"index": "auto"}'
         >>> table.column("pos").to_pylist()
         [[0.0, 1.0], [2.0, 3.0]]
         """
         from ..io.tabular import store_to_arrow
 
-        return store_to_arrow(self, id, self._key_map.table_kind(self.ids, self.kind))
+        index = self._key_map.table_kind(self.ids, self._engine.index_name)
+        return store_to_arrow(self, id, index)
 
     @classmethod
     def from_arrow(
