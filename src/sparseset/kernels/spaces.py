@@ -259,47 +259,6 @@ def _window_cell(x, cell, first, last):
 
 
 @njit(**NO_NRT)
-def buckets_and_bounds(pos, n, dims, geo, win, cells, lo, hi):
-    """:func:`buckets_of` on a dense table and, in the same pass,
-    :func:`bounds`: the buckets hold if the bounds give the same window."""
-    pad = win[W_PAD]
-    f0 = win[W_LO] + pad
-    l0 = win[W_LO] + win[W_N] - 1 - pad
-    f1 = win[W_LO + 1] + pad
-    l1 = win[W_LO + 1] + win[W_N + 1] - 1 - pad
-    f2 = win[W_LO + 2] + pad
-    l2 = win[W_LO + 2] + win[W_N + 2] - 1 - pad
-    o0, o1, o2 = win[W_LO], win[W_LO + 1], win[W_LO + 2]
-    n1, n2 = win[W_N + 1], win[W_N + 2]
-    big = np.int64(2**62)
-    a0, a1, a2 = big, big, big
-    z0, z1, z2 = -big, -big, -big
-    for s in range(n):
-        t0 = true_cell(pos[s, 0], 0, geo, win)
-        a0 = min(a0, t0)
-        z0 = max(z0, t0)
-        c0 = min(max(t0, f0), l0)
-        c1 = o1
-        c2 = o2
-        if dims > 1:
-            t1 = true_cell(pos[s, 1], 1, geo, win)
-            a1 = min(a1, t1)
-            z1 = max(z1, t1)
-            c1 = min(max(t1, f1), l1)
-        if dims > 2:
-            t2 = true_cell(pos[s, 2], 2, geo, win)
-            a2 = min(a2, t2)
-            z2 = max(z2, t2)
-            c2 = min(max(t2, f2), l2)
-        cells[s] = ((c0 - o0) * n1 + (c1 - o1)) * n2 + (c2 - o2)
-    lo[0], lo[1], lo[2] = a0, a1, a2
-    hi[0], hi[1], hi[2] = z0, z1, z2
-    for d in range(dims, 3):
-        lo[d] = big
-        hi[d] = -big
-
-
-@njit(**NO_NRT)
 def buckets_of(pos, n, dims, geo, win, cells):
     """``cells[s]``: the bucket of ``pos[s]`` (as :func:`bucket_of_slot`)
     for ``s < n``, the layout read once."""
@@ -370,7 +329,7 @@ def build(
 @njit(**NO_NRT)
 def sort_cells(
     src_ids, src_pos, n, dense, pos, key, nxt, start, head, dims, geo, win,
-    check, keyed,
+    check, home_from,
 ):  # fmt: skip
     """Counting-sort ``n`` members, ``src_ids[s]`` at ``src_pos[s]``, by
     bucket into ``dense[:n]`` and ``pos[:n]``: ``start`` gets each bucket's
@@ -380,17 +339,15 @@ def sort_cells(
 
     With ``check``, first look whether every slot already holds the id and
     the position it would get (a table built from these same sources):
-    then nothing is written and the answer is True. Else False. With
-    ``keyed``, ``key[:n]`` holds the sources' buckets already (see
-    :func:`buckets_and_bounds`).
+    then nothing is written and the answer is True. Else False.
+    ``nxt[:home_from]`` says "home" already.
 
     One pass to count, one to place (``key`` holds each source's bucket
     meanwhile), one to label the ranges: what a hand-written cell list
     costs, with no order array."""
     nb = start.shape[0] - 1
     start[:] = 0
-    if not keyed:
-        buckets_of(src_pos, n, dims, geo, win, key)
+    buckets_of(src_pos, n, dims, geo, win, key)
     for s in range(n):
         start[key[s] + 1] += 1
     for b in range(nb):
@@ -412,7 +369,7 @@ def sort_cells(
     for b in range(nb):
         for t in range(start[b], start[b + 1]):
             key[t] = b
-    nxt[:n] = HOME
+    nxt[home_from:n] = HOME
     head[:] = END
     return False
 

@@ -447,7 +447,9 @@ class Grid(Guarded):
         dims = self._dims
         state = engine.state
         # Unchanged so far if the table is built from exactly these slots.
-        same = bool(self._built and not self._meta[0] and state.n == n)
+        settled = bool(self._built and not self._meta[0])  # every slot home
+        same = settled and state.n == n
+        home_from = min(state.n, n) if settled else 0
         if state.dense.shape[0] < n or self._pos.shape[0] < n:
             rows = n + (n >> 3) + 16
             state.dense = np.empty(rows, engine.kind.id_dtype)
@@ -455,23 +457,16 @@ class Grid(Guarded):
             self._key = np.empty(rows, np.uint32)
             self._nxt = np.empty(rows, np.uint32)
             same = False
+            home_from = 0
         win = self._win
         before = win.copy()
-        known = None
-        if n and self._torus is None and win[sk.W_MODE] == 0 and win[sk.W_N]:
-            # The buckets under the table's window, and the bounds, in one
-            # pass: the buckets hold if the window stays (members that stay
-            # in a box).
-            known = np.zeros(3, np.int64), np.zeros(3, np.int64)
-            sk.buckets_and_bounds(values, n, dims, self._geo, win, self._key, *known)
-        start, head = self._layout(values, n, win, self._start, self._head, known)
-        stays = np.array_equal(before, win)
-        same = same and start is self._start and stays
+        start, head = self._layout(values, n, win, self._start, self._head)
+        same = same and start is self._start and np.array_equal(before, win)
         self._start, self._head = start, head
         kept = sk.sort_cells(
             np.asarray(arr, engine.kind.id_dtype), values, n, state.dense,
             self._pos, self._key, self._nxt, start, head, dims, self._geo, win,
-            same, known is not None and stays,
+            same, home_from,
         )  # fmt: skip
         if same and kept:
             return False  # the same slots, the same table: twins stay valid
@@ -787,7 +782,7 @@ class Grid(Guarded):
         sk.sort_cells(
             state.dense[:n].copy(), self._pos[:n].copy(), n, state.dense,
             self._pos, self._key, self._nxt, start, head, self._dims, self._geo,
-            win, False, False,
+            win, False, 0,
         )  # fmt: skip
         if not self._unindexed:  # the index follows the members' new slots
             kernels.reindex(state.sparse, state.dense, 0, n)
@@ -803,12 +798,9 @@ class Grid(Guarded):
         win: np.ndarray,
         start: np.ndarray,
         head: np.ndarray,
-        known: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Lay out a cell table for the members at ``pos[:n]`` into ``win``;
-        the ``start`` and ``head`` arrays it needs (these, if they fit).
-        ``known``: the members' bounds (:func:`~sparseset.kernels.spaces.bounds`),
-        found already."""
+        the ``start`` and ``head`` arrays it needs (these, if they fit)."""
         dims = self._dims
         cells = 1
         if self._torus is not None:
@@ -818,13 +810,10 @@ class Grid(Guarded):
                 win[sk.W_N + d] = win[sk.W_TORUS + d]
                 cells *= int(win[sk.W_N + d])
         else:
-            if known is not None:
-                lo, hi = known
-            else:
-                lo = np.zeros(3, np.int64)
-                hi = np.zeros(3, np.int64)
-                if n:
-                    sk.bounds(pos, n, dims, self._geo, win, lo, hi)
+            lo = np.zeros(3, np.int64)
+            hi = np.zeros(3, np.int64)
+            if n:
+                sk.bounds(pos, n, dims, self._geo, win, lo, hi)
             win[sk.W_PAD] = PAD
             for d in range(dims):
                 win[sk.W_LO + d] = lo[d] - PAD
