@@ -591,34 +591,6 @@ def _above(b, count, scratch):
     return up
 
 
-@njit(inline="always", **NO_NRT)
-def _pair_point(
-    dense, pos, key, nxt, start, head, strays, b, p, first, stray_first, up,
-    dims, geo, metric, rr, scratch, out_a, out_b, m, write,
-):  # fmt: skip
-    """Slot ``p`` of bucket ``b`` against the members after it in ``b``
-    (range slots from ``first``, strays from ``stray_first``) and every
-    member of the buckets ``scratch[:up]``."""
-    x0 = pos[p, 0]
-    x1 = pos[p, 1] if dims > 1 else 0.0
-    x2 = pos[p, 2] if dims > 2 else 0.0
-    m = _scan_range(
-        dense, pos, nxt, strays, first, start[b + 1], x0, x1, x2, dims, geo,
-        metric, rr, p, out_a, out_b, m, write,
-    )  # fmt: skip
-    if strays:
-        m = _scan_strays(
-            dense, pos, nxt, stray_first, x0, x1, x2, dims, geo, metric, rr, p,
-            out_a, out_b, m, write,
-        )  # fmt: skip
-    for j in range(up):
-        m = _scan_bucket(
-            dense, pos, key, nxt, start, head, scratch[j], strays, x0, x1, x2,
-            dims, geo, metric, rr, p, out_a, out_b, m, write,
-        )  # fmt: skip
-    return m
-
-
 @njit(**NO_NRT)
 def pairs(
     dense, pos, key, nxt, start, head, strays, dims, geo, win, reach,
@@ -633,7 +605,12 @@ def pairs(
     bucket is one cell, whose neighbours are listed once (where the
     window's padding covers the reach, ``steps`` holds 0 and then the
     positive bucket offsets of the neighbourhood: they are ``b + steps``);
-    a hashed one's members are listed per cell."""
+    a hashed one's members are listed per cell.
+
+    A bucket's members at home and its strays go through one loop, and
+    the rest of its own bucket and each neighbour through another: each
+    scan is inlined once, as every inlined copy is typed and optimised
+    anew."""
     nb = start.shape[0] - 1
     hashed = win[W_MODE] != 0
     fast = steps.shape[0] > 0
@@ -654,24 +631,46 @@ def pairs(
             c0, c1, c2 = _decode(b, win)
             count = neighbour_buckets(c0, c1, c2, dims, reach, win, scratch)
             up = _above(b, count, scratch)
-        for p in range(s0, s1):
-            if strays and nxt[p] != HOME:
-                continue
+        q = s0
+        t = h
+        while True:
+            # The members at home (each against the rest of the range and
+            # every stray), then the strays (each against those after it).
+            if q < s1:
+                p = q
+                q += 1
+                if strays and nxt[p] != HOME:
+                    continue
+                lo = q
+                sq = h
+            elif t != END:
+                p = t
+                t = nxt[t]
+                lo = s1
+                sq = t
+            else:
+                break
             if hashed:
                 up = _point_neighbours(pos, p, b, dims, geo, win, reach, scratch)
-            m = _pair_point(
-                dense, pos, key, nxt, start, head, strays, b, p, p + 1, h, up,
-                dims, geo, metric, rr, scratch, out_a, out_b, m, write,
-            )  # fmt: skip
-        t = h
-        while t != END:
-            if hashed:
-                up = _point_neighbours(pos, t, b, dims, geo, win, reach, scratch)
-            m = _pair_point(
-                dense, pos, key, nxt, start, head, strays, b, t, s1, nxt[t], up,
-                dims, geo, metric, rr, scratch, out_a, out_b, m, write,
-            )  # fmt: skip
-            t = nxt[t]
+            x0 = pos[p, 0]
+            x1 = pos[p, 1] if dims > 1 else 0.0
+            x2 = pos[p, 2] if dims > 2 else 0.0
+            hi = s1
+            for j in range(-1, up):
+                if j >= 0:
+                    d = scratch[j]
+                    lo = start[d]
+                    hi = start[d + 1]
+                    sq = head[d] if strays else END
+                m = _scan_range(
+                    dense, pos, nxt, strays, lo, hi, x0, x1, x2, dims, geo,
+                    metric, rr, p, out_a, out_b, m, write,
+                )  # fmt: skip
+                if strays:
+                    m = _scan_strays(
+                        dense, pos, nxt, sq, x0, x1, x2, dims, geo, metric,
+                        rr, p, out_a, out_b, m, write,
+                    )  # fmt: skip
     return m
 
 
