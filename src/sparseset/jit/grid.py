@@ -315,6 +315,36 @@ def _scan(
 
 
 @typed_njit(**_TWIN)
+def _scan_run(
+    tw: Any, b: Any, count: Any, x0: Any, x1: Any, x2: Any, metric: Any,
+    rr: Any, out: Any, m: Any, slots: Any,
+) -> Any:  # fmt: skip
+    """:func:`_scan` of the ``count`` consecutive buckets from ``b``: their
+    slot ranges are one range. With no stray and no emptied slot (right
+    after a build) every slot of it is a member at home."""
+    dims = tw.pos.shape[1]
+    clean = tw.meta[0] == 0
+    n = tw.meta[2]
+    for q in range(tw.start[b], tw.start[b + count]):
+        if (clean or (q < n and tw.nxt[q] == sk.HOME)) and sk.close(
+            tw.pos, q, x0, x1, x2, dims, tw.geo, metric, rr
+        ):
+            if m < out.shape[0]:
+                out[m] = q if slots else tw.dense[q]
+            m += 1
+    if not clean:
+        for d in range(b, b + count):
+            q = tw.head[d]
+            while q != sk.END:
+                if sk.close(tw.pos, q, x0, x1, x2, dims, tw.geo, metric, rr):
+                    if m < out.shape[0]:
+                        out[m] = q if slots else tw.dense[q]
+                    m += 1
+                q = tw.nxt[q]
+    return m
+
+
+@typed_njit(**_TWIN)
 def _within(
     tw: Any, x0: Any, x1: Any, x2: Any, r: Any, metric: Any, out: Any, slots: Any
 ) -> Any:
@@ -337,6 +367,20 @@ def _within(
     rr = r * r if metric == EUCLIDEAN else r
     hashed = win[sk.W_MODE] != 0
     m = 0
+    if not hashed and dims == 2:
+        # A dense table numbers the cells of a column consecutively: the
+        # column's cells in reach are one run of buckets, two where it
+        # wraps, each scanned as one range of slots.
+        for t0 in range(n0):
+            v0 = _cell_at(f0, w0, t0)
+            u = f1 % w1 if w1 > 0 else f1
+            first = min(n1, w1 - u) if w1 > 0 else n1
+            b = sk.bucket_of(v0, u, f2, win)
+            m = _scan_run(tw, b, first, x0, x1, x2, metric, rr, out, m, slots)
+            if first < n1:
+                b = sk.bucket_of(v0, np.int64(0), f2, win)
+                m = _scan_run(tw, b, n1 - first, x0, x1, x2, metric, rr, out, m, slots)
+        return m
     for t0 in range(n0):
         for t1 in range(n1):
             for t2 in range(n2):
