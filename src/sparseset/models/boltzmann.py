@@ -41,26 +41,25 @@ def boltzmann_step(
 ) -> None:
     """One step of the Boltzmann wealth model, agent by agent.
 
-    ``order`` lists rows of ``pos``/``wealth`` in activation order;
-    ``slot_of[a]`` is row ``a``'s slot in the grid ``tw`` and
-    ``row_at[s]`` the row in slot ``s``; ``out`` holds at least every
-    agent (a cell's members). Draws come from numba's generator, seeded
-    here with ``seed``.
+    ``order`` lists grid slots (agents) in activation order; ``row_at[s]``
+    is the row of ``pos``/``wealth`` of the agent in slot ``s`` of the
+    grid ``tw``, ``slot_of[a]`` the slot of row ``a``; ``out`` holds at
+    least every agent (a cell's members). Draws come from numba's
+    generator, seeded here with ``seed``. The agents read their cells
+    from the grid, and ``pos`` is written once all have moved.
     """
     np.random.seed(seed)
     for i in range(order.shape[0]):
-        a = order[i]
-        x = np.int64(pos[a, 0])
-        y = np.int64(pos[a, 1])
+        s = order[i]
+        a = row_at[s]
+        x = np.int64(tw.pos[s, 0])
+        y = np.int64(tw.pos[s, 1])
         while True:  # a uniform neighbour among those inside the grid
             k = np.random.randint(0, 8)
             nx = x + _DX[k]
             ny = y + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        pos[a, 0] = nx
-        pos[a, 1] = ny
-        s = slot_of[a]
         grid_move_slot(tw, s, float(nx), float(ny))
         if wealth[a] > 0:
             m = grid_cell_slots(tw, nx, ny, 0, out)
@@ -74,6 +73,10 @@ def boltzmann_step(
                         wealth[a] -= 1
                         break
                     j -= 1
+    for a in range(pos.shape[0]):
+        s = slot_of[a]
+        pos[a, 0] = tw.pos[s, 0]
+        pos[a, 1] = tw.pos[s, 1]
 
 
 def gini_of(wealth: np.ndarray) -> float:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit.grid import GridTwin, grid_slot
+from ..jit.grid import GridTwin
 from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 
@@ -51,17 +51,19 @@ def rows_by_handle(handles: NDArray[np.int64]) -> NDArray[np.int64]:
     return rows
 
 
+#: A handle's entity index: its low 32 bits (``index | generation << 32``).
+INDEX_BITS = np.int64(0xFFFFFFFF)
+
+
 @typed_njit(**NO_NRT)
-def fill_slots(tw: Any, handles: Any, slot_of: Any, row_at: Any) -> None:
-    """``slot_of[a]``: the grid slot of ``handles[a]``; ``row_at[s]``: the
-    row whose agent holds slot ``s`` (-1: none)."""
-    for s in range(row_at.shape[0]):
-        row_at[s] = -1
-    for a in range(handles.shape[0]):
-        s = grid_slot(tw, handles[a])
+def fill_slots(tw: Any, row_of_index: Any, slot_of: Any, row_at: Any) -> None:
+    """``row_at[s]``: the row of the agent in grid slot ``s``, from
+    ``row_of_index`` (entity index to row); ``slot_of[a]``: the slot of
+    row ``a``. One pass over the slots in order: no id look-up."""
+    for s in range(tw.meta[2]):
+        a = row_of_index[tw.dense[s] & INDEX_BITS]
+        row_at[s] = a
         slot_of[a] = s
-        if s >= 0:
-            row_at[s] = a
 
 
 class StepState:
@@ -79,6 +81,8 @@ class StepState:
 
     Attributes
     ----------
+    row_of_index : ndarray of int64
+        Entity index (a handle's low 32 bits) to row (-1: none).
     slot_of : ndarray of int64
         Row to grid slot.
     row_at : ndarray of int64
@@ -99,11 +103,12 @@ class StepState:
     True
     """
 
-    __slots__ = ("grid", "handles", "row_at", "slot_of", "tw")
+    __slots__ = ("grid", "handles", "row_at", "row_of_index", "slot_of", "tw")
 
     def __init__(self, grid: Any) -> None:
         self.grid = grid
         self.handles = np.empty(0, np.int64)
+        self.row_of_index = np.empty(0, np.int64)
         self.slot_of = np.empty(0, np.int64)
         self.row_at = np.empty(0, np.int64)
         self.tw: GridTwin | None = None
@@ -117,19 +122,30 @@ class StepState:
 
         O(c) for c changes made outside the steps; O(n) more when the
         agents changed or a new twin was needed (after a build).
+
+        Raises
+        ------
+        RuntimeError
+            If the grid and the component hold different numbers of
+            agents.
         """
         grid = self.grid.grid  # the catch-up with the world
         renew = not np.array_equal(handles, self.handles)
         if renew:
             self.handles = handles.copy()
+            self.row_of_index = rows_by_handle(handles & INDEX_BITS)
         tw = self.tw
         if build or tw is None or tw.meta[1] != tw.version:
             fresh = grid.jit
             renew = renew or tw is None or fresh.version != tw.version
             tw = self.tw = fresh
         if renew:
-            n = handles.shape[0]
-            self.slot_of = np.empty(n, np.int64)
-            self.row_at = np.empty(max(n, int(tw.meta[2])), np.int64)
-            fill_slots(tw, handles, self.slot_of, self.row_at)
+            if tw.meta[2] != handles.shape[0]:
+                raise RuntimeError(
+                    f"the grid holds {tw.meta[2]} agents, the component "
+                    f"{handles.shape[0]}"
+                )
+            self.slot_of = np.empty(handles.shape[0], np.int64)
+            self.row_at = np.empty(handles.shape[0], np.int64)
+            fill_slots(tw, self.row_of_index, self.slot_of, self.row_at)
         return tw
