@@ -198,8 +198,9 @@ class Schelling:
         self.happy = 0
         self._similar = np.empty(n)
         self._kind_at = np.empty(n, np.int8)
-        # A neighbourhood's members (an empty cell's: none).
-        self._out = np.empty((2 * self.radius + 1) ** 2, np.int64)
+        # A neighbourhood's members: room for every agent, so that no
+        # count can run past it.
+        self._out = np.empty(max(n, 1), np.int64)
         self._assess()
         self.recorder: Recorder | None = None
         if record:
