@@ -21,7 +21,9 @@ import numpy as np
 
 from sparseset import Recorder, World
 
-N = 1_000_000
+from ._size import sized
+
+N = sized(1_000_000)
 
 
 class Recording:

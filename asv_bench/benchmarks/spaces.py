@@ -35,8 +35,9 @@ from scipy.spatial import cKDTree
 from sparseset import Grid, World
 
 from . import _space_floor
+from ._size import sized
 
-N = 1_000_000
+N = sized(1_000_000)
 R = 1.0
 NEIGHBOURS = 10
 

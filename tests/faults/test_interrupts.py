@@ -68,8 +68,16 @@ def run_case(
 
 @pytest.fixture(autouse=True)
 def _handler_installed():
-    assert signal.getsignal(signal.SIGINT) is interrupts.on_sigint
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        # Started ignoring SIGINT (nohup, a shell's background job): the
+        # import rightly kept that, so these tests put the handler in place.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        assert interrupts.install()
+    else:
+        assert previous is interrupts.on_sigint
     yield
+    signal.signal(signal.SIGINT, previous)
     assert not interrupts.PENDING[0]
 
 

@@ -125,6 +125,38 @@ def test_a_recorded_kind_wins_over_the_rule(tmp_path):
     )
 
 
+def adapts(container):
+    """Whether a store or map adapts: what its pickle says it was made as."""
+    return container.__getstate__()["index"] == "auto"
+
+
+@pytest.mark.parametrize("ids", [np.arange(50), WIDE], ids=["dense", "wide"])
+def test_a_store_that_adapts_is_read_back_adapting(tmp_path, ids):
+    """A user who never chose a kind gets an adapting store back from a
+    table or file the default store wrote, not the kind it used then."""
+    store = ComponentStore({"v": "f8"})  # index="auto"
+    store.add(ids, v=1.0)
+    assert store.to_arrow().schema.metadata[b"sparseset"] == b'{"index": "auto"}'
+    path = tmp_path / "s.parquet"
+    store.to_parquet(path)
+    for out in (
+        ComponentStore.from_arrow(store.to_arrow()),
+        ComponentStore.read_parquet(path),
+    ):
+        assert adapts(out) and out.kind == store.kind
+        assert out.ids.tolist() == store.ids.tolist()
+        out.add([2**62], v=2.0)  # adapts on: takes any id
+        assert out.kind == "hash"
+    # An explicit index= still wins; a fixed store's kind is recorded.
+    pinned = ComponentStore.read_parquet(path, index="hash")
+    assert not adapts(pinned) and pinned.kind == "hash"
+    counts = SparseMap("i8")
+    counts.add_at(ids, 1)
+    again = SparseMap.from_arrow(counts.to_arrow())
+    assert again.kind == counts.kind and adapts(again.store)
+    assert dict(again.items()) == dict(counts.items())
+
+
 def test_a_parquet_file_pandas_wrote_with_ids_up_to_2_40(tmp_path):
     rng = np.random.default_rng(40)
     users = rng.integers(0, 2**40, 20_000, dtype=np.int64)

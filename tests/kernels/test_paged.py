@@ -132,6 +132,71 @@ def test_full_blocks_scattered_wide_cost_a_page_each():
     assert s.nbytes / ids.shape[0] < 32
 
 
+@pytest.mark.parametrize("index", ["paged", "auto"])
+def test_runs_over_a_wide_space_take_their_pages_at_once(index, monkeypatch):
+    """A long batch of runs filling the blocks they touch, spread over
+    2**40: every leaf starts a page (no partial leaves outgrown on the
+    way) and the pools grow once or twice, not a dozen times."""
+    rng = np.random.default_rng(7)
+    starts = rng.choice(2**28, 30, replace=False) << 12
+    ids = rng.permutation((starts[:, None] + np.arange(paged.PAGE_SIZE)).ravel())
+    growths = []
+    real = kernels.grown_index
+
+    def counted(*args):
+        growths.append(args[3])
+        return real(*args)
+
+    monkeypatch.setattr(kernels, "grown_index", counted)
+    s = SparseSet(index=index)
+    s.add(ids)
+    assert s.kind == "paged"
+    leaves = check_layout(s)
+    assert leaves == [paged.PAGE_SIZE] * 30
+    assert len(growths) <= 2
+    index_arrays = s._engine.state.sparse
+    # No pages taken past the batch's: about 16 KiB a block, 4 B an id.
+    assert index_arrays.pages.nbytes < 1.1 * 30 * (paged.PAGE_SIZE + 1) * 4
+    # The batch is in: a later leaf starts small again.
+    assert index_arrays.used[paged.USED_PAGE_BUDGET] == 0
+    assert index_arrays.used[paged.USED_PLANNED] == 0
+    s.add([2**39 + 5])
+    assert sorted(check_layout(s))[0] == 1
+
+
+def test_a_mixed_batch_takes_pages_for_its_runs_within_bounds():
+    """Runs and scattered ids in one batch: the pages taken at once are
+    at most the blocks the sample counted, so memory stays bounded."""
+    rng = np.random.default_rng(8)
+    starts = rng.choice(2**28, 20, replace=False) << 12
+    runs = (starts[:, None] + np.arange(paged.PAGE_SIZE)).ravel()
+    scattered = rng.integers(0, 2**40, 2_000)
+    ids = rng.permutation(np.concatenate([runs, scattered]))
+    s = SparseSet(index="paged")
+    s.add(ids)
+    check_layout(s)
+    assert len(s) == np.unique(ids).shape[0]
+    assert s.contains(ids).all()
+    assert s.nbytes < 40 * len(s)
+
+
+def test_expect_pages_needs_blocks_the_ids_fill():
+    index = paged.empty()
+    paged.expect_pages(index, 10, 10 * config.PAGED_FULL_AT)  # not more
+    assert index.used[paged.USED_PAGE_BUDGET] == 0
+    assert index.used[paged.USED_PLANNED] == 0
+    paged.expect_pages(index, 10, 10 * config.PAGED_FULL_AT + 1)
+    assert index.used[paged.USED_PAGE_BUDGET] == 10
+    assert index.used[paged.USED_PLANNED] == 1
+    index, _ = filled(index, np.array([5, 2**30], np.int64))
+    assert index.used[paged.USED_LEAVES] == 2
+    paged.expect_pages(index, 10, 10_000)  # blocks with leaves need none
+    assert index.used[paged.USED_PAGE_BUDGET] == 8
+    paged.expect_pages(index, 0, 0)
+    assert index.used[paged.USED_PAGE_BUDGET] == 0
+    assert index.used[paged.USED_PLANNED] == 0
+
+
 def test_a_leaf_goes_full_only_when_its_block_fills():
     rng = np.random.default_rng(3)
     sparse_block = rng.choice(4096, 3, replace=False)

@@ -26,6 +26,7 @@ import numpy as np
 from numba.core import config as numba_config
 from numba.core.dispatcher import Dispatcher
 
+from ..sets.engine import ESTIMATED_BATCH
 from ..sets.index_kinds import KINDS
 from ..sets.sparse_set import SparseSet
 from ..stores.component_store import ComponentStore
@@ -82,9 +83,11 @@ def warm(kinds: Any = ALL_KINDS) -> Warmed:
 
     Notes
     -----
-    O(k) for k kinds, each a fixed tour on a few ids: seconds per kind from
-    an empty cache (compiling), a fraction of one when the cache holds the
-    kernels already.
+    O(k) for k kinds, each a fixed tour on a few ids, then one tour of
+    the default containers (``index="auto"``, whatever ``kinds`` says) on
+    a long batch of scattered ids: seconds per kind from an empty cache
+    (compiling), a fraction of one when the cache holds the kernels
+    already.
 
     Examples
     --------
@@ -113,6 +116,7 @@ def warm(kinds: Any = ALL_KINDS) -> Warmed:
         _sets(kind)
         _stores(kind)
         _world(kind)
+    _defaults()
     seconds = time.perf_counter() - start
     after = kernel_signatures()
     return Warmed(
@@ -188,6 +192,21 @@ def _sets(kind: str) -> None:
     token = c.checkpoint()
     c.discard(others[:3])
     c.rollback(token)
+
+
+def _defaults() -> None:
+    """The default containers (``index="auto"``) on a long batch of
+    scattered ids, whatever the kinds: the estimate of distinct ids a long
+    batch takes, and the kind the default switches to for such ids."""
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 4_000_000, ESTIMATED_BATCH + 1)
+    s = SparseSet()
+    s.add(ids)
+    s.contains(ids[:10])
+    s.discard(ids[:10])
+    store = ComponentStore({"pos": ("f8", 3), "mass": "f4"})
+    store.add(ids[:10_000], pos=0.0, mass=1.0)
+    store.get(ids[:3])
 
 
 def _stores(kind: str) -> None:

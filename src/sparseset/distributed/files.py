@@ -20,7 +20,7 @@ import numpy as np
 from dask.base import tokenize
 
 from ..io import npz as io
-from ..sets.index_kinds import IndexKind, kind_named
+from ..sets.index_kinds import IndexKind, kind_or_auto
 from .collection import ShardedCollection
 from .inputs import graph_of
 from .layout import Layout
@@ -102,7 +102,7 @@ class Manifest:
                 int(arrays["shards"]),
                 int(arrays["width"]),
             )
-            kind: IndexKind = kind_named(str(arrays["index"]))
+            kind: IndexKind = kind_or_auto(str(arrays["index"]))
             layout = Layout(by, shards, width)
             files = [str(f) for f in arrays["files"]]
             lengths = np.asarray(arrays["lengths"])

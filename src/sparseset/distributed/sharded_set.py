@@ -20,7 +20,7 @@ import numpy as np
 from dask.base import tokenize
 
 from .. import config
-from ..sets.index_kinds import IndexKind, kind_named
+from ..sets.index_kinds import IndexKind, kind_or_auto
 from ..sets.sparse_set import SparseSet
 from . import shards as tasks
 from .collection import ShardedCollection, route
@@ -90,9 +90,10 @@ class ShardedSet(ShardedCollection):
         ``"hash"`` (the default) spreads any ids evenly; ``"range"`` gives
         each shard a contiguous block of ``[0, space)``, dense enough for
         a flat or paged index.
-    index : {"hash", "flat", "paged"}, optional
-        Each shard's index kind (see :class:`~sparseset.SparseSet`); the
-        default ``"hash"`` takes any id in ``[0, 2**63)``.
+    index : {"auto", "hash", "flat", "paged"}, optional
+        Each shard's index kind (see :class:`~sparseset.SparseSet`): by
+        default ``"auto"``, an index that adapts to the ids each shard
+        holds (and takes any id in ``[0, 2**63)``, as ``"hash"`` does).
     layout : Layout, optional
         Another set's ``layout``, to combine with it shard by shard
         (instead of ``shards``, ``by`` and ``space``).
@@ -117,12 +118,12 @@ class ShardedSet(ShardedCollection):
         ids: Any = (),
         shards: int | None = None,
         by: str | None = None,
-        index: str = "hash",
+        index: str = "auto",
         *,
         layout: Layout | None = None,
         space: int | None = None,
     ) -> None:
-        kind = kind_named(index)
+        kind = kind_or_auto(index)
         check_layout_options(shards, by, layout, space)
         source = as_dask_ids(ids, add_to=kind)
         layout = choose_layout(source, shards, by, layout, space)

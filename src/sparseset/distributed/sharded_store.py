@@ -19,7 +19,7 @@ import numpy as np
 from dask.base import is_dask_collection, tokenize
 
 from ..io.schema import Schema, parse_schema
-from ..sets.index_kinds import IndexKind, kind_named
+from ..sets.index_kinds import IndexKind, kind_or_auto
 from ..stores.component_store import ComponentStore, UnknownColumnError
 from . import shards as tasks
 from . import store_shards as store_tasks
@@ -68,13 +68,13 @@ class ShardedStore(ShardedCollection):
         schema: Any,
         shards: int | None = None,
         by: str | None = None,
-        index: str = "hash",
+        index: str = "auto",
         *,
         layout: Layout | None = None,
         space: int | None = None,
     ) -> None:
         parsed = parse_schema(schema)
-        kind = kind_named(index)
+        kind = kind_or_auto(index)
         check_layout_options(shards, by, layout, space)
         layout = choose_layout(None, shards, by, layout, space)
         capacity = shard_capacity(kind, layout)
@@ -111,7 +111,7 @@ class ShardedStore(ShardedCollection):
         *,
         shards: int | None = None,
         by: str | None = None,
-        index: str = "hash",
+        index: str = "auto",
         layout: Layout | None = None,
         space: int | None = None,
         **columns: Any,
@@ -158,12 +158,12 @@ class ShardedStore(ShardedCollection):
         columns: dict[str, Any],
         shards: int | None = None,
         by: str | None = None,
-        index: str = "hash",
+        index: str = "auto",
         layout: Layout | None = None,
         space: int | None = None,
     ) -> ShardedStore:
         check_layout_options(shards, by, layout, space)
-        kind = kind_named(index)
+        kind = kind_or_auto(index)
         source = as_dask_ids(ids, add_to=kind)
         if schema is None:
             schema = {name: _spec_of(name, value) for name, value in columns.items()}
@@ -608,7 +608,13 @@ class ShardedStore(ShardedCollection):
         name = f"sparseset-store-{token}"
         capacity = shard_capacity(self._kind, self.layout) or 0
         layer = {
-            (name, k): (store_tasks.join, (self._name, k), (other.name, k), capacity)
+            (name, k): (
+                store_tasks.join,
+                (self._name, k),
+                (other.name, k),
+                capacity,
+                self._kind.name,
+            )
             for k in range(self.shards)
         }
         graph = graph_of(name, layer, [self, other])

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from ..io import npz as io
-from ..sets.index_kinds import kind_named
+from ..sets.index_kinds import AUTO, kind_or_auto
 from ..sets.sparse_set import SparseSet
 from ..stores.component_store import ComponentStore
 from .layout import Layout, Split, merge
@@ -75,7 +75,7 @@ def split_block(
     value = int(arr[bad])
     if value < 0:
         raise ValueError(f"ids must be non-negative: {where} = {value}")
-    index = kind_named(kind)
+    index = kind_or_auto(kind)
     raise ValueError(
         f"{where} = {value} is outside the {kind} index's range "
         f"{index.range_text}{index.hint(value)}"
@@ -125,8 +125,10 @@ def build(kind: str, capacity: int | None, runs: list[np.ndarray]) -> SparseSet:
 
 def _room(kind: str, runs: list[np.ndarray]) -> int:
     """Room for as many members as ``runs`` hold ids (a hint: a set grows)."""
+    if kind == AUTO:
+        return 0  # an adapting shard sizes itself from the runs it sees
     ids: int = sum(run.shape[0] for run in runs)
-    return min(ids, kind_named(kind).max_capacity)
+    return min(ids, kind_or_auto(kind).max_capacity)
 
 
 def add_runs(shard: SparseSet, runs: list[np.ndarray]) -> SparseSet:
@@ -402,7 +404,7 @@ def checked_ids(
             f"{path!r} should hold {expected} ids of shard {k}, "
             f"holds an array of dtype {ids.dtype} and shape {ids.shape}"
         )
-    index = kind_named(kind)
+    index = kind_or_auto(kind)
     if ids.size and (ids.min() < 0 or int(ids.max()) >= index.limit):
         raise io.FormatError(f"{path!r} holds ids outside the {kind} index's range")
     wrong = np.flatnonzero(layout.shard_of(ids) != k)

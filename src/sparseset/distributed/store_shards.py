@@ -10,6 +10,7 @@ same answer from the same inputs. Nothing here imports dask.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,8 @@ def new_store(schema: Schema, kind: str, capacity: int | None) -> ComponentStore
 
 
 def copy_store(store: ComponentStore) -> ComponentStore:
-    """A new store holding the same ids and rows, of the same kind.
+    """A new store holding the same ids and rows, of the same kind (one
+    that adapts, as the store does, if it adapts).
 
     Examples
     --------
@@ -47,8 +49,9 @@ def copy_store(store: ComponentStore) -> ComponentStore:
     1
     ([4], [4, 5])
     """
-    out = ComponentStore(store.schema, store.capacity, index=store.kind)
-    out.add(store.ids, **{name: store[name] for name in store.columns})
+    # Pickling's copy: it keeps whether the index adapts, which no
+    # public attribute tells (``kind`` says what it uses now).
+    out: ComponentStore = copy.copy(store)
     return out
 
 
@@ -258,8 +261,11 @@ def merge_rows(split: Split, column: int, *answers: tuple[Any, ...]) -> np.ndarr
     return out
 
 
-def join(a: ComponentStore, b: ComponentStore, capacity: int) -> ComponentStore:
-    """The ids of both shards, in ``a``'s order, with the columns of both.
+def join(
+    a: ComponentStore, b: ComponentStore, capacity: int, index: str = "auto"
+) -> ComponentStore:
+    """The ids of both shards, in ``a``'s order, with the columns of both,
+    in a store of index kind ``index`` (the joined collection's).
 
     Examples
     --------
@@ -274,7 +280,7 @@ def join(a: ComponentStore, b: ComponentStore, capacity: int) -> ComponentStore:
     with one_thread():
         found = b.contains(a.ids)
         ids = a.ids[found]
-        out = ComponentStore({**a.schema, **b.schema}, capacity, index=a.kind)
+        out = ComponentStore({**a.schema, **b.schema}, capacity, index=index)
         theirs = b.get(ids)
         out.add(ids, **{name: a[name][found] for name in a.columns}, **theirs)
     return out

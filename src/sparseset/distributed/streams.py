@@ -14,7 +14,7 @@ import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
-from ..sets.index_kinds import kind_named
+from ..sets.index_kinds import kind_or_auto
 from . import shards as tasks
 from .collection import route
 from .inputs import as_dask_ids, graph_of
@@ -55,7 +55,7 @@ def unique(
     >>> sorted(unique(np.array([4, 1, 4, 4, 9]), shards=2).compute().tolist())
     [1, 4, 9]
     """
-    kind = kind_named(index)
+    kind = kind_or_auto(index)
     source = as_dask_ids(ids, add_to=kind)
     layout = _layout(source, shards, by)
     token = tokenize("sparseset-unique", source.array.name, layout, kind.name)
@@ -89,7 +89,7 @@ def first_seen(
     >>> first_seen(np.array([4, 1, 4, 9, 1]), shards=2).compute().tolist()
     [True, True, False, True, False]
     """
-    kind = kind_named(index)
+    kind = kind_or_auto(index)
     source = as_dask_ids(ids, add_to=kind)
     layout = _layout(source, shards, by)
     token = tokenize("sparseset-first-seen", source.array.name, layout, kind.name)

@@ -18,14 +18,20 @@ import numpy as np
 from distributed import WorkerPlugin
 
 from ..io.schema import Schema
-from ..sets.index_kinds import kind_named
+from ..sets.index_kinds import kind_or_auto
 from . import shards as tasks
 from . import store_shards as store_tasks
 from .layout import Layout
 from .sharded_set import shard_capacity
 
 #: (layout, index kind) pairs whose kernels are loaded.
-CASES = (("hash", "hash"), ("range", "flat"), ("range", "paged"), ("hash", "flat"))
+CASES = (
+    ("hash", "auto"),
+    ("hash", "hash"),
+    ("range", "flat"),
+    ("range", "paged"),
+    ("hash", "flat"),
+)
 #: The columns of the stores warmed: an integer counter and a float total.
 SCHEMA: Schema = {"n": (np.dtype(np.int64), ()), "x": (np.dtype(np.float64), ())}
 
@@ -43,9 +49,9 @@ def warm_here() -> int:
     ids = np.arange(0, 128, 2, dtype=np.int64)
     for by, kind in CASES:
         layout = Layout.hash(2) if by == "hash" else Layout.range(2, space=128)
-        split = tasks.split_block(ids, layout, kind, kind_named(kind).limit, 0, 0)
+        split = tasks.split_block(ids, layout, kind, kind_or_auto(kind).limit, 0, 0)
         runs = [tasks.run_of(split, k) for k in range(2)]
-        capacity = shard_capacity(kind_named(kind), layout)
+        capacity = shard_capacity(kind_or_auto(kind), layout)
         shards = [tasks.build(kind, capacity, [run]) for run in runs]
         a, b = shards[0], tasks.add_runs(shards[0], [runs[0][:4] + 1])
         found = [

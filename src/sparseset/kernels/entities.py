@@ -197,16 +197,8 @@ def rows_of_handles(
     >>> rows_of_handles(generations, 2, sparse, dense, 1, handles, out, 8)
     1
     """
-    last = handles.shape[0] - 1
-    half = ahead // 2
     for k in range(handles.shape[0]):
-        coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
-        prefetch(generations, coming)
-        prefetch_slot(sparse, coming)
-        if looks_ahead(sparse):
-            near = np.int64(handles[min(k + half, last)]) & INDEX_MASK
-            c = lookup(sparse, near)
-            prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
+        prefetch_handle_row(generations, sparse, dense, n, handles, k, ahead)
         i = live_index(generations, count, handles[k])
         if i < 0:
             return k
@@ -244,16 +236,8 @@ def index_handles(
     >>> out.tolist()
     [0, -1, -1]
     """
-    last = handles.shape[0] - 1
-    half = ahead // 2
     for k in range(handles.shape[0]):
-        coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
-        prefetch(generations, coming)
-        prefetch_slot(sparse, coming)
-        if looks_ahead(sparse):
-            near = np.int64(handles[min(k + half, last)]) & INDEX_MASK
-            c = lookup(sparse, near)
-            prefetch(dense, c if c < np.uint64(n) else np.uint64(0))
+        prefetch_handle_row(generations, sparse, dense, n, handles, k, ahead)
         i = live_index(generations, count, handles[k])
         out[k] = -1 if i < 0 else find(sparse, dense, n, i)
 
@@ -344,3 +328,36 @@ def handles_at(
         coming = indexes[np.uint64(at[min(k + ahead, last)])]
         prefetch(generations, np.uint64(coming))
         out[k] = handle_of(generations, indexes[np.uint64(at[k])])
+
+
+@typed_njit(**NO_NRT)
+def prefetch_handle_row(
+    generations: Generations,
+    sparse: Index,
+    dense: IntArray,
+    n: Int,
+    handles: IntArray,
+    k: Int,
+    ahead: Int,
+) -> None:
+    """Prefetch for a handle-to-row pass at step ``k``: the word and index
+    slot of the handle ``ahead`` on and, where the index kind looks ahead,
+    the ``dense`` entry of the handle half as far on, so the misses of
+    scattered handles overlap (:func:`rows_of_handles`,
+    :func:`index_handles`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> generations = np.array([0], np.uint32) | np.uint32(LIVE)
+    >>> sparse = np.array([0], np.uint32); dense = np.array([0], np.int32)
+    >>> prefetch_handle_row(generations, sparse, dense, 1, np.array([0]), 0, 8)
+    """
+    last = handles.shape[0] - 1
+    coming = np.uint64(np.int64(handles[min(k + ahead, last)]) & INDEX_MASK)
+    prefetch(generations, coming)
+    prefetch_slot(sparse, coming)
+    if looks_ahead(sparse):
+        near = np.int64(handles[min(k + ahead // 2, last)]) & INDEX_MASK
+        c = lookup(sparse, near)
+        prefetch(dense, c if c < np.uint64(n) else np.uint64(0))

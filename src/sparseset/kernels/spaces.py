@@ -222,14 +222,69 @@ def close(pos, q, x0, x1, x2, dims, geo, metric, rr):
 @njit(**NO_NRT)
 def bounds(pos, n, dims, geo, win, lo, hi):
     """The smallest and largest true cell of the members, per axis."""
-    for d in range(dims):
-        lo[d] = np.int64(2**62)
-        hi[d] = -np.int64(2**62)
+    big = np.int64(2**62)
+    lo0, lo1, lo2 = big, big, big
+    hi0, hi1, hi2 = -big, -big, -big
+    # Locals, not lo[d] and hi[d]: a loop carrying them through memory
+    # waits on a store for every coordinate.
     for s in range(n):
-        for d in range(dims):
-            c = true_cell(pos[s, d], d, geo, win)
-            lo[d] = min(lo[d], c)
-            hi[d] = max(hi[d], c)
+        c = true_cell(pos[s, 0], 0, geo, win)
+        lo0 = min(lo0, c)
+        hi0 = max(hi0, c)
+        if dims > 1:
+            c = true_cell(pos[s, 1], 1, geo, win)
+            lo1 = min(lo1, c)
+            hi1 = max(hi1, c)
+        if dims > 2:
+            c = true_cell(pos[s, 2], 2, geo, win)
+            lo2 = min(lo2, c)
+            hi2 = max(hi2, c)
+    lo[0], lo[1], lo[2] = lo0, lo1, lo2
+    hi[0], hi[1], hi[2] = hi0, hi1, hi2
+    for d in range(dims, 3):
+        lo[d] = big
+        hi[d] = -big
+
+
+@njit(inline="always", **NO_NRT)
+def _window_cell(x, cell, first, last):
+    """:func:`true_cell` then :func:`table_cell` on a dense table, whose
+    window cells ``[first, last]`` hold a torus' too: one clamp does both."""
+    c = math.floor(x / cell)
+    if c < -LIMIT:
+        c = -LIMIT
+    elif c > LIMIT:
+        c = LIMIT
+    return min(max(np.int64(c), first), last)
+
+
+@njit(**NO_NRT)
+def buckets_of(pos, n, dims, geo, win, cells):
+    """``cells[s]``: the bucket of ``pos[s]`` (as :func:`bucket_of_slot`)
+    for ``s < n``, the layout read once."""
+    if win[W_MODE] != 0:
+        for s in range(n):
+            cells[s] = bucket_of_slot(pos, s, dims, geo, win)
+        return
+    cell = geo[0]
+    pad = win[W_PAD]
+    f0 = win[W_LO] + pad
+    l0 = win[W_LO] + win[W_N] - 1 - pad
+    f1 = win[W_LO + 1] + pad
+    l1 = win[W_LO + 1] + win[W_N + 1] - 1 - pad
+    f2 = win[W_LO + 2] + pad
+    l2 = win[W_LO + 2] + win[W_N + 2] - 1 - pad
+    o0, o1, o2 = win[W_LO], win[W_LO + 1], win[W_LO + 2]
+    n1, n2 = win[W_N + 1], win[W_N + 2]
+    for s in range(n):
+        c0 = _window_cell(pos[s, 0], cell, f0, l0)
+        c1 = o1
+        c2 = o2
+        if dims > 1:
+            c1 = _window_cell(pos[s, 1], cell, f1, l1)
+        if dims > 2:
+            c2 = _window_cell(pos[s, 2], cell, f2, l2)
+        cells[s] = ((c0 - o0) * n1 + (c1 - o1)) * n2 + (c2 - o2)
 
 
 @njit(**NO_NRT)
@@ -269,6 +324,78 @@ def build(
     reindex(sparse, dense, 0, n)
     nxt[:n] = HOME
     head[:] = END
+
+
+@njit(**NO_NRT)
+def sort_cells(
+    src_ids, src_pos, n, dense, pos, key, nxt, start, head, dims, geo, win,
+    check, home_from,
+):  # fmt: skip
+    """Counting-sort ``n`` members, ``src_ids[s]`` at ``src_pos[s]``, by
+    bucket into ``dense[:n]`` and ``pos[:n]``: ``start`` gets each bucket's
+    first slot, ``key`` each slot's bucket, every member is home and every
+    stray list empty. The index is left alone (the caller re-points it, or
+    knows it stale); the sources must not be the destinations.
+
+    With ``check``, first look whether every slot already holds the id and
+    the position it would get (a table built from these same sources):
+    then nothing is written and the answer is True. Else False.
+    ``nxt[:home_from]`` says "home" already.
+
+    One pass to count, one to place (``key`` holds each source's bucket
+    meanwhile), one to label the ranges: what a hand-written cell list
+    costs, with no order array."""
+    nb = start.shape[0] - 1
+    start[:] = 0
+    buckets_of(src_pos, n, dims, geo, win, key)
+    for s in range(n):
+        start[key[s] + 1] += 1
+    for b in range(nb):
+        start[b + 1] += start[b]
+        head[b] = start[b]  # each bucket's next free slot, for now
+    if check and _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims):
+        for b in range(nb):
+            for t in range(start[b], start[b + 1]):
+                key[t] = b
+        head[:] = END
+        return True
+    for s in range(n):
+        b = key[s]
+        t = head[b]
+        head[b] = t + 1
+        dense[t] = src_ids[s]
+        for d in range(dims):
+            pos[t, d] = src_pos[s, d]
+    for b in range(nb):
+        for t in range(start[b], start[b + 1]):
+            key[t] = b
+    nxt[home_from:n] = HOME
+    head[:] = END
+    return False
+
+
+@njit(**NO_NRT)
+def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims):
+    """Whether the slots :func:`sort_cells` would write already hold what it
+    would write there (reading only; stops at the first difference). Puts
+    ``head`` back as it found it: each bucket's first slot."""
+    same = True
+    stop = n
+    for s in range(n):
+        b = key[s]
+        t = head[b]
+        head[b] = t + 1
+        if dense[t] != src_ids[s]:
+            same = False
+        for d in range(dims):
+            if pos[t, d] != src_pos[s, d]:
+                same = False
+        if not same:
+            stop = s + 1
+            break
+    for s in range(stop):  # back to each bucket's first slot
+        head[key[s]] -= 1
+    return same
 
 
 @njit(inline="always", **NO_NRT)
@@ -696,6 +823,23 @@ def within(
             offsets[i + 1] = m
 
 
+@njit(inline="always", **NO_NRT)
+def _exact_bucket(c, dims, win):
+    """Whether the bucket of true cell ``c`` holds that cell alone (a
+    dense table's cell inside its window's clamped edges, or on a torus):
+    then its members at home are exactly the cell's."""
+    if win[W_MODE] != 0:
+        return False
+    for d in range(dims):
+        if win[W_TORUS + d] > 0:
+            continue
+        first = win[W_LO + d] + win[W_PAD]
+        last = win[W_LO + d] + win[W_N + d] - 1 - win[W_PAD]
+        if not first < c[d] < last:
+            return False
+    return True
+
+
 @njit(**NO_NRT)
 def at(dense, pos, key, nxt, start, head, strays, dims, geo, win, cells, c,
        offsets, found, write):  # fmt: skip
@@ -717,6 +861,14 @@ def at(dense, pos, key, nxt, start, head, strays, dims, geo, win, cells, c,
         m = offsets[i] if write else 0
         q = start[b]
         s1 = start[b + 1]
+        if not strays and _exact_bucket(c, dims, win):
+            if write:
+                for t in range(q, s1):
+                    found[m] = dense[t]
+                    m += 1
+            else:
+                offsets[i + 1] = s1 - q
+            continue
         stray = head[b] if strays else END
         while True:
             if q < s1:
@@ -765,6 +917,7 @@ __all__ = [
     "move_one",
     "pairs",
     "scatter",
+    "sort_cells",
     "within",
     "wrap",
 ]

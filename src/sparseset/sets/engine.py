@@ -442,7 +442,17 @@ class SetEngine:
     (2, [4, 2])
     """
 
-    __slots__ = ("adaptive", "bits", "blocks", "high", "kind", "low", "state", "twin")
+    __slots__ = (
+        "adaptive",
+        "bits",
+        "blocks",
+        "high",
+        "kind",
+        "low",
+        "runs",
+        "state",
+        "twin",
+    )
 
     def __init__(
         self, kind: IndexKind, state: SetState, adaptive: bool = False
@@ -456,6 +466,9 @@ class SetEngine:
         self.low = INT64_END
         self.high = -1
         self.blocks = 0
+        #: The blocks of 4096 ids that the batch under way fills, as its
+        #: sample tells (see :meth:`count_blocks`), else 0.
+        self.runs = 0
         #: A SetState, or the jit twin once one is handed out: the same
         #: fields and scalar methods.
         self.state: Any = state
@@ -585,16 +598,41 @@ class SetEngine:
 
     def count_blocks(self, arr: np.ndarray, members: int) -> None:
         """After :meth:`validate_add` of a long batch ``arr`` of about
-        ``members`` distinct ids, spread too wide for a paged index to
-        span: the blocks they fill, where :meth:`validate_add` took each
-        id for a block (runs filling pages want paged, scattered ids hash)."""
+        ``members`` distinct ids: for an adapting engine whose ids spread
+        too wide for a paged index to span, the blocks they fill, where
+        :meth:`validate_add` took each id for a block (runs filling pages
+        want paged, scattered ids hash); and for a paged index, present or
+        maybe to come, the blocks the batch fills (:attr:`runs`, see
+        :meth:`runs_of`), whose pages it takes at once."""
+        if arr.shape[0] <= ESTIMATED_BATCH or not (
+            self.adaptive or self.kind.name == "paged"
+        ):
+            return
+        self.runs = self.runs_of(arr)
         if (
             self.adaptive
-            and arr.shape[0] > ESTIMATED_BATCH
             and self.high < KINDS["paged"].limit
             and self.high - self.low >= ADAPTIVE_SPAN_PER_ID * members
         ):
             self.blocks = self.blocks_of(arr)
+
+    @staticmethod
+    def runs_of(arr: np.ndarray) -> int:
+        """How many 4096-id blocks the ids ``arr`` fill, as far as a sample
+        of 8192 of them tells: the blocks it hits three times or more. A
+        block of runs in a long batch is hit tens of times; scattered ids
+        almost never meet in a block, so they count for none (and a block
+        with a few ids among many may go uncounted: its leaf starts small).
+
+        Examples
+        --------
+        >>> runs = np.arange(40 * 4096) + 2**40  # 40 full blocks
+        >>> SetEngine.runs_of(runs), SetEngine.runs_of(np.arange(0, 2**40, 2**24))
+        (40, 0)
+        """
+        sample = arr[:: max(1, arr.shape[0] // 8192)]
+        _, hits = np.unique(sample >> PAGE_BITS, return_counts=True)
+        return int(np.count_nonzero(hits >= 3))
 
     @staticmethod
     def blocks_of(arr: np.ndarray) -> int:
@@ -728,6 +766,8 @@ class SetEngine:
             if kind is not self.kind:
                 self.switch(kind, n, members, high)
                 return
+        # The pages a batch of runs fills, taken at once (paged).
+        self.kind.expect_pages(a.sparse, self.runs, members - n)
         a.sparse = kernels.grown_index(a.sparse, a.dense, n, members, top)
         a.epoch += 1
 
@@ -745,7 +785,11 @@ class SetEngine:
         kind = adapted_kind(low, high, members)
         if kind.name == "hash" and high < KINDS["paged"].limit:
             if n:
-                blocks += self.blocks_of(kernel_ids(dense[:n]))
+                # A paged index counts its blocks; else a sample tells.
+                held = self.kind.leaves(self.state.sparse)
+                if held is None:
+                    held = self.blocks_of(kernel_ids(dense[:n]))
+                blocks += held
             kind = adapted_kind(low, high, members, blocks)
         return kind, high
 
@@ -921,9 +965,18 @@ class SetEngine:
                 m, stop = kernels.upsert(
                     a.sparse, a.dense, m, arr, record, stop, *kernels.UPSERT_TUNING
                 )
+        if grew:
+            self.batch_done()
         if grew and self.adaptive:
             self.settle(m)
         return int(m)
+
+    def batch_done(self) -> None:
+        """After a batch that grew the index: its pages are in, so later
+        leaves of a paged index start small again, and the next batch
+        counts its own runs."""
+        self.kind.expect_pages(self.state.sparse, 0, 0)
+        self.runs = 0
 
     def rows_for(self, rows: int) -> int:
         """The rows of ``dense`` that a batch taking it to ``rows`` members
@@ -968,6 +1021,7 @@ class SetEngine:
         none). ``bounds`` as :func:`checked_top`'s. An adapting engine
         takes any id a hash index takes (while no twin holds its state),
         and keeps its bounds."""
+        self.runs = 0  # a long batch's survey counts them next
         if not self.adaptive:
             return checked_top(self.kind, arr, scalar, source, bounds)
         if self.twin is not None:

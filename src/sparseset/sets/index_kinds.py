@@ -148,6 +148,32 @@ class IndexKind:
         """
         return int(self.module.row_limit(index))
 
+    def expect_pages(self, index: Any, blocks: int, ids: int) -> None:
+        """Tell ``index`` that ``ids`` ids still to come touch about
+        ``blocks`` blocks of 4096 ids, where its kind sizes for that
+        (paged: see :func:`~sparseset.kernels.index.paged.expect_pages`);
+        a no-op for the other kinds.
+
+        Examples
+        --------
+        >>> ix = KINDS["flat"].new(8); KINDS["flat"].expect_pages(ix, 2, 8192)
+        """
+        expect = getattr(self.module, "expect_pages", None)
+        if expect is not None:
+            expect(index, blocks, ids)
+
+    def leaves(self, index: Any) -> int | None:
+        """How many 4096-id blocks ``index`` holds ids of, where it counts
+        them (paged; an upper bound on its members' blocks), else None.
+
+        Examples
+        --------
+        >>> KINDS["paged"].leaves(KINDS["paged"].new(0)), KINDS["hash"].leaves(None)
+        (0, None)
+        """
+        count = getattr(self.module, "leaves", None)
+        return None if count is None else int(count(index))
+
     def check_capacity(self, capacity: Any) -> int:
         """``capacity`` as an int, or ``TypeError``/``ValueError`` saying why not.
 
@@ -233,6 +259,42 @@ def index_spec(name: Any) -> tuple[IndexKind, bool]:
             f"{', '.join(map(repr, INDEX_NAMES))}"
         )
     return kind, False
+
+
+def _auto_facts() -> ModuleType:
+    """The facts :class:`IndexKind` reads from a kind's module, for
+    ``"auto"``: hash's range and capacity, its name."""
+    facts = ModuleType("sparseset.sets.index_kinds.auto")
+    facts.NAME = AUTO  # type: ignore[attr-defined]
+    facts.LIMIT = hashed.LIMIT  # type: ignore[attr-defined]
+    facts.ID_DTYPE = hashed.ID_DTYPE  # type: ignore[attr-defined]
+    facts.MAX_CAPACITY = hashed.MAX_CAPACITY  # type: ignore[attr-defined]
+    facts.CAPACITY_COUNTS_IDS = False  # type: ignore[attr-defined]
+    return facts
+
+
+#: What code that only checks ids and names kinds (the distributed
+#: shards, their files) knows of ``index="auto"``: its name, its range
+#: (hash's, ``[0, 2**63)``) and that a capacity counts members. No index
+#: is of this kind: a set that adapts is always one of :data:`KINDS`.
+AUTO_KIND = IndexKind(_auto_facts())
+
+
+def kind_or_auto(name: Any) -> IndexKind:
+    """The kind called ``name``, :data:`AUTO_KIND` for ``"auto"``, or
+    ``ValueError`` listing the names ``index=`` takes.
+
+    Examples
+    --------
+    >>> kind_or_auto("auto").name, kind_or_auto("auto").range_text
+    ('auto', '[0, 2**63)')
+    >>> kind_or_auto("paged") is KINDS["paged"]
+    True
+    """
+    if isinstance(name, str) and name == AUTO:
+        return AUTO_KIND
+    index_spec(name)  # raises, naming every choice, for anything else
+    return KINDS[name]
 
 
 def kind_named(name: Any) -> IndexKind:

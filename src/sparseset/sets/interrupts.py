@@ -32,8 +32,10 @@ it does not.
 Examples
 --------
 >>> import signal
->>> signal.getsignal(signal.SIGINT) in (on_sigint, signal.default_int_handler)
-True
+>>> previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+>>> install(), signal.getsignal(signal.SIGINT) is on_sigint
+(True, True)
+>>> _ = signal.signal(signal.SIGINT, previous)
 >>> @critical
 ... def commit(): ...
 >>> commit.__code__ in CRITICAL
@@ -182,10 +184,10 @@ def uninstall() -> None:
 
     Examples
     --------
+    >>> previous = signal.signal(signal.SIGINT, on_sigint)
     >>> uninstall(); signal.getsignal(signal.SIGINT) is signal.default_int_handler
     True
-    >>> install()
-    True
+    >>> _ = signal.signal(signal.SIGINT, previous)
     """
     if threading.current_thread() is not threading.main_thread():
         return

@@ -157,6 +157,7 @@ def _combining(op: int, named: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
                     engine.low = INT64_END
                     engine.high = -1
                     engine.blocks = 0
+                    engine.runs = 0
                     engine.state = state
                     engine.twin = None
                     engine.bits = None

@@ -124,6 +124,7 @@ class Grid(Guarded):
         "_pos",
         "_start",
         "_torus",
+        "_unindexed",
         "_win",
     )
 
@@ -176,6 +177,11 @@ class Grid(Guarded):
         #: Room for the pairs of the next :meth:`pairs` (the last count, and some).
         self._guess = 0
         self._built = False  # the cell table needs a build
+        #: Whether the id index lags ``dense`` since an :meth:`assign`.
+        #: Queries never read the index, so a grid whose members are all
+        #: replaced between queries never pays for one: it is made again
+        #: when an id is next looked up (:meth:`_index`).
+        self._unindexed = False
 
     # -- properties ---------------------------------------------------------
 
@@ -352,6 +358,7 @@ class Grid(Guarded):
         [[9.0, 2.5]]
         """
         self._pull()
+        self._index()
         arr, scalar = self._valid_ids(ids)
         values = self._points(pos, arr.shape[0], "pos")
         engine = self._engine
@@ -372,6 +379,105 @@ class Grid(Guarded):
             self._stale()
         self._move(slots, values, new_n)
         return int(new_n - n)
+
+    def assign(self, ids: Any, pos: Any, *, unique: bool = False) -> bool:
+        """Make the members exactly ``ids``, at ``pos``: whatever the grid
+        held before, in one counting sort by cell.
+
+        What a :meth:`place` of everything after a :meth:`clear` answers,
+        at the cost of a rebuild of the cell table alone: no id is looked
+        up (the id index follows when one is next looked up). For a grid
+        whose members (nearly) all move between queries. When nothing
+        changed (the same ids at the same positions, in the same order as
+        last time) the grid keeps its table, and its twins stay valid.
+
+        Parameters
+        ----------
+        ids : array_like of int
+            Distinct non-negative ids in the index kind's range.
+        pos : array_like of float
+            ``(len(ids), dims)`` finite coordinates; on a torus they are
+            wrapped into the space.
+        unique : bool
+            The caller promises the ids distinct (as the ids of a set or a
+            component are): the check, a sort, is skipped. A repeated id
+            then leaves the grid inconsistent.
+
+        Returns
+        -------
+        bool
+            Whether the members or their positions changed.
+
+        Raises
+        ------
+        TypeError
+            If an id is not an integer or a coordinate not a number.
+        ValueError
+            If an id is negative, out of range or repeated, a coordinate is
+            NaN or infinite, or the shape is wrong; nothing changes.
+
+        Notes
+        -----
+        O(n + c) for n ids and c cells of the table.
+
+        Examples
+        --------
+        >>> g = Grid(); g.place([1, 2], [[0, 0], [5, 5]])
+        2
+        >>> g.assign([2, 3], [[0.5, 0], [0, 0.5]])
+        True
+        >>> sorted(g.ids.tolist()), g.pairs(1.0)[0].size
+        ([2, 3], 1)
+        """
+        self._pull()
+        arr, scalar = as_ids(ids)
+        if scalar:
+            arr = arr.reshape(1)
+        engine = self._engine
+        engine.validate_add(arr, scalar, ids)
+        values = self._points(pos, arr.shape[0], "pos")
+        n = arr.shape[0]
+        if not unique and n > 1:
+            ordered = np.sort(arr)
+            repeated = ordered[1:] == ordered[:-1]
+            if repeated.any():
+                raise ValueError(
+                    f"ids must be distinct: {int(ordered[1:][repeated][0])} is repeated"
+                )
+        dims = self._dims
+        state = engine.state
+        # Unchanged so far if the table is built from exactly these slots.
+        settled = bool(self._built and not self._meta[0])  # every slot home
+        same = settled and state.n == n
+        home_from = min(state.n, n) if settled else 0
+        if state.dense.shape[0] < n or self._pos.shape[0] < n:
+            rows = n + (n >> 3) + 16
+            state.dense = np.empty(rows, engine.kind.id_dtype)
+            self._pos = np.empty((rows, dims), np.float64)
+            self._key = np.empty(rows, np.uint32)
+            self._nxt = np.empty(rows, np.uint32)
+            same = False
+            home_from = 0
+        win = self._win
+        before = win.copy()
+        start, head = self._layout(values, n, win, self._start, self._head)
+        same = same and start is self._start and np.array_equal(before, win)
+        self._start, self._head = start, head
+        kept = sk.sort_cells(
+            np.asarray(arr, engine.kind.id_dtype), values, n, state.dense,
+            self._pos, self._key, self._nxt, start, head, dims, self._geo, win,
+            same, home_from,
+        )  # fmt: skip
+        if same and kept:
+            return False  # the same slots, the same table: twins stay valid
+        state.n = n
+        state.epoch += 1
+        self._unindexed = True
+        self._meta[0] = 0
+        self._meta[1] += 1
+        self._push()
+        self._built = True
+        return True
 
     def _move(self, slots: np.ndarray, values: np.ndarray, n: int) -> None:
         """Put slots at positions: re-bucketed at once if the table is
@@ -452,6 +558,7 @@ class Grid(Guarded):
         (1, [1])
         """
         self._pull()
+        self._index()
         arr, _ = self._engine.removal_batch(ids)
         return self._remove(arr)
 
@@ -480,6 +587,7 @@ class Grid(Guarded):
         (1, [2])
         """
         self._pull()
+        self._index()
         arr, scalar = self._engine.removal_batch(ids)
         self._engine.require_members(arr, scalar, ids)
         return self._remove(arr)
@@ -513,6 +621,7 @@ class Grid(Guarded):
         """
         self._pull()
         self._engine.clear()
+        self._unindexed = False  # no member to find
         self._stale()
 
     # -- membership -----------------------------------------------------------
@@ -538,10 +647,12 @@ class Grid(Guarded):
         [True, False]
         """
         self._pull()
+        self._index()
         return self._engine.contains(ids)
 
     def __contains__(self, x: object) -> bool:
         self._pull()
+        self._index()
         return self._engine.holds(x)
 
     def positions(self, ids: Any) -> np.ndarray:
@@ -568,6 +679,7 @@ class Grid(Guarded):
         [[2.0, 3.0], [0.0, 1.0]]
         """
         self._pull()
+        self._index()
         arr, scalar = as_ids(ids)
         slots = self._engine.index_ids(arr, scalar)
         if slots.shape[0] and slots.min() < 0:
@@ -601,6 +713,7 @@ class Grid(Guarded):
         [0, 1, 2]
         """
         self._pull()
+        self._index()
         arr, scalar = as_ids(ids)
         reject_negative(arr, scalar)
         values = self._points(pos, arr.shape[0], "pos")
@@ -646,6 +759,7 @@ class Grid(Guarded):
         """
         self._pull()
         self._table()
+        self._index()
         state = self._engine.state
         return GridTwin(
             state.sparse, state.dense, self._pos, self._key, self._nxt,
@@ -661,8 +775,33 @@ class Grid(Guarded):
         n = len(self._engine)
         if self._built and self._meta[0] <= STRAY_SHARE * n:
             return
-        dims = self._dims
         win = self._win
+        start, head = self._layout(self._pos, n, win, self._start, self._head)
+        self._start, self._head = start, head
+        state = self._engine.state
+        sk.sort_cells(
+            state.dense[:n].copy(), self._pos[:n].copy(), n, state.dense,
+            self._pos, self._key, self._nxt, start, head, self._dims, self._geo,
+            win, False, 0,
+        )  # fmt: skip
+        if not self._unindexed:  # the index follows the members' new slots
+            kernels.reindex(state.sparse, state.dense, 0, n)
+        state.epoch += 1
+        self._meta[0] = 0
+        self._meta[1] += 1
+        self._built = True
+
+    def _layout(
+        self,
+        pos: np.ndarray,
+        n: int,
+        win: np.ndarray,
+        start: np.ndarray,
+        head: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Lay out a cell table for the members at ``pos[:n]`` into ``win``;
+        the ``start`` and ``head`` arrays it needs (these, if they fit)."""
+        dims = self._dims
         cells = 1
         if self._torus is not None:
             win[sk.W_PAD] = 0
@@ -674,7 +813,7 @@ class Grid(Guarded):
             lo = np.zeros(3, np.int64)
             hi = np.zeros(3, np.int64)
             if n:
-                sk.bounds(self._pos, n, dims, self._geo, win, lo, hi)
+                sk.bounds(pos, n, dims, self._geo, win, lo, hi)
             win[sk.W_PAD] = PAD
             for d in range(dims):
                 win[sk.W_LO + d] = lo[d] - PAD
@@ -691,20 +830,24 @@ class Grid(Guarded):
             win[sk.W_PAD] = 0
             buckets = 1 << max(4, (2 * n - 1).bit_length())
             win[sk.W_MASK] = buckets - 1
-        if self._start.shape[0] != buckets + 1:
-            self._start = np.empty(buckets + 1, np.int64)
-            self._head = np.empty(buckets, np.uint32)
-        state = self._engine.state
-        sk.build(
-            state.sparse, state.dense, n, self._pos, self._key, self._nxt,
-            self._start, self._head, dims, self._geo, win,
-            np.empty(buckets, np.int64), np.empty(n, state.dense.dtype),
-            np.empty((n, dims), np.float64),
-        )  # fmt: skip
-        state.epoch += 1
-        self._meta[0] = 0
-        self._meta[1] += 1
-        self._built = True
+        if start.shape[0] != buckets + 1:
+            start = np.empty(buckets + 1, np.int64)
+            head = np.empty(buckets, np.uint32)
+        return start, head
+
+    def _index(self) -> None:
+        """Give the ids an index again after :meth:`assign`: a new one, as
+        the old one's entries are of other members."""
+        if not self._unindexed:
+            return
+        engine = self._engine
+        state = engine.state
+        fresh = SetEngine.new(engine.kind, 0)
+        fresh.fill(state.dense[: state.n].copy())
+        fresh.state.epoch = state.epoch + 1
+        self._engine = fresh
+        self._meta[1] += 1  # twins hold the old dense
+        self._unindexed = False
 
     def _reach(self, r: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per axis, how many cells a radius reaches; scratch room for the

@@ -751,6 +751,7 @@ class ComponentStore(Guarded):
         self._check_sums(arr, scalar, ids, values)
         n = len(self)
         new_n, positions = self._accumulate(batch, top, values, survey)
+        self._engine.batch_done()
         # The kernel zeroed the new rows of the accumulated columns.
         self._admit(n, new_n, values.keys())
         self._stamp(positions, n, new_n)
@@ -1587,6 +1588,9 @@ class ComponentStore(Guarded):
         (complex, fixed-width strings, records; timestamps in seconds,
         which Parquet cannot hold) is fixed-size binary with the numpy
         dtype in the field's metadata, which :meth:`from_arrow` reads back.
+        The table's metadata names the store's index, which the readers
+        take back: ``"auto"`` for a store whose index adapts (the
+        default), so that it adapts again once read, else its kind.
         Needs pyarrow (``pip install "sparseset[arrow]"``).
 
         Parameters
@@ -1615,13 +1619,14 @@ class ComponentStore(Guarded):
           child 0, item: double
         hp: int32 not null
         -- schema metadata --
-        sparseset: '{"index": "flat"}'
+        sparseset: '{"index": "auto"}'
         >>> table.column("pos").to_pylist()
         [[0.0, 1.0], [2.0, 3.0]]
         """
         from ..io.tabular import store_to_arrow
 
-        return store_to_arrow(self, id, self._key_map.table_kind(self.ids, self.kind))
+        index = self._key_map.table_kind(self.ids, self._engine.index_name)
+        return store_to_arrow(self, id, index)
 
     @classmethod
     def from_arrow(

@@ -56,7 +56,8 @@ class KeyMap(Protocol):
 
     def table_kind(self, ids: np.ndarray, kind: str) -> str:
         """The index kind a store read back from a table of ``ids`` (what
-        the user calls the rows) should have; ``kind`` is the store's."""
+        the user calls the rows) should have; ``kind`` is the store's
+        (``"auto"`` for one that adapts)."""
 
 
 class IdKeys:

@@ -3,10 +3,13 @@
 A world's grid follows its component: before any answer it catches up
 with what changed since the last one. Through a reader when the component
 is tracked (the entities that lost it leave, those that gained it or were
-written are placed again: O(changes)); by comparing every position
-otherwise (O(n), with no rebuild when nothing moved). A ``place`` of a few
-movers re-buckets them in the grid's cell table, so a step in which 1% of
-the entities moved costs a small part of a rebuild.
+written are placed again: O(changes)); by re-sorting every position
+otherwise (O(n): a copy and a counting sort, which keeps the grid as it
+was when nothing moved). A ``place`` of a few movers re-buckets them in
+the grid's cell table, so a step in which 1% of the entities moved costs
+a small part of a rebuild; when more than ``STRAY_SHARE`` of them changed,
+the grid is re-sorted from the component's rows at once
+(:meth:`~sparseset.Grid.assign`), with no handle looked up.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from ..sets.locking import Guarded, atomic, share_guard
 from ..spaces import Grid
+from ..spaces.grid import STRAY_SHARE
 
 
 def _position_column(store: Any, name: str, column: str | None) -> tuple[str, int]:
@@ -94,7 +98,8 @@ class WorldGrid(Guarded):
         Notes
         -----
         Tracked: O(c) for c entities changed since the last sync (plus the
-        reader's scan of the stamps); untracked: O(n) for n entities.
+        reader's scan of the stamps), or O(n) for n entities when more than
+        ``STRAY_SHARE`` of them changed; untracked: O(n).
 
         Examples
         --------
@@ -108,29 +113,26 @@ class WorldGrid(Guarded):
         grid = self._grid
         store = self._store
         reader = self._reader
-        if reader is not None:
+        if reader is None:
+            # Nothing says who moved: re-sort every position (a copy and
+            # a counting sort), which leaves the grid as it was if none did.
+            grid.assign(store.ids, store[self._column], unique=True)
+            return
+        store.settle()  # what a twin wrote is stamped, as a reader's answers are
+        rows = store.rows_after(reader.since, True)  # adds are declared writes too
+        if len(grid) and rows.shape[0] > STRAY_SHARE * len(store):
+            # Most moved: one counting sort of the component, no id looked
+            # up (the id index follows when an id is next looked up; a first
+            # fill places everyone, so that the few moves of the next steps
+            # find an index ready).
+            grid.assign(store.ids, store[self._column], unique=True)
+        else:
             gone = reader.removed()
             if gone.shape[0]:
                 grid.discard(gone)
-            touched = reader.changed()  # adds are declared writes too
-            if touched.shape[0]:
-                rows = store.index(touched)
-                held = rows >= 0
-                if not held.all():
-                    touched, rows = touched[held], rows[held]
-                grid.place(touched, store[self._column][rows])
-            reader.commit()
-            return
-        handles = store.ids
-        pos = store[self._column]
-        code = grid.differs(handles, pos)
-        absent = int(np.count_nonzero(code == 2))
-        if len(grid) > handles.shape[0] - absent:  # some left the component
-            held = grid.ids
-            grid.discard(held[~store.contains(held)])
-        moved = code != 0
-        if absent or moved.any():
-            grid.place(handles[moved], pos[moved])
+            if rows.shape[0]:
+                grid.place(store.handles_at(rows), store[self._column][rows])
+        reader.commit()
 
     @property
     def grid(self) -> Grid:

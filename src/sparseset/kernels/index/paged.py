@@ -128,7 +128,14 @@ USED_FULL_AT = 11
 #: most this many bytes per id still to come
 #: (:data:`~sparseset.config.PAGED_PREFILL_BYTES_PER_ID`).
 USED_PREFILL_BYTES = 12
-USED_LENGTH = 13
+#: ``used``: new leaves that start as full pages, whatever their block,
+#: and that the next growth makes room for at once (a batch of ids that
+#: fill the blocks they touch: see :func:`expect_pages`).
+USED_PAGE_BUDGET = 13
+#: ``used``: 1 while such a batch is under way: a growth then takes room
+#: for what it lacks and an eighth more, not twice the live slots.
+USED_PLANNED = 14
+USED_LENGTH = 15
 
 _FIELD = np.uint64(PAGE_SIZE - 1)
 _TAG_SHIFT = np.uint64(PAGE_BITS)
@@ -227,6 +234,44 @@ def reserved(index: PagedIndex, members: int) -> PagedIndex:
     if directory is index.directory and pages is index.pages:
         return index
     return PagedIndex(directory, pages, used)
+
+
+def expect_pages(index: PagedIndex, blocks: int, ids: int) -> None:
+    """Prepare ``index`` for ``ids`` ids still to come that touch about
+    ``blocks`` blocks of 4096 ids: where they are many enough that every
+    block's leaf would become a page anyway (more than ``PAGED_FULL_AT``
+    ids a block), the next new leaves, as many as ``blocks`` less the
+    leaves ``index`` has, start as pages, skipping
+    the partial leaves they would outgrow, and the next growth takes room
+    for them at once instead of doubling its pools a dozen times. Else,
+    and with ``blocks = 0``, new leaves start small again.
+
+    Examples
+    --------
+    >>> ix = empty(); expect_pages(ix, 245, 1_000_000)
+    >>> int(ix.used[USED_PAGE_BUDGET])
+    245
+    >>> expect_pages(ix, 1000, 1000); int(ix.used[USED_PAGE_BUDGET])
+    0
+    """
+    used = index.used
+    runs = blocks > 0 and ids > used[USED_FULL_AT] * blocks
+    # Blocks with a leaf already need no new one (the batch may touch
+    # others than theirs: then some of its leaves start small).
+    used[USED_PAGE_BUDGET] = max(blocks - used[USED_LEAVES], 0) if runs else 0
+    used[USED_PLANNED] = 1 if runs else 0
+
+
+def leaves(index: PagedIndex) -> int:
+    """How many 4096-id blocks have a leaf: every block a member is in (and
+    maybe some whose members left since).
+
+    Examples
+    --------
+    >>> leaves(empty())
+    0
+    """
+    return int(index.used[USED_LEAVES])
 
 
 @register_jitable
@@ -565,7 +610,11 @@ def _new_leaf(index, at, u):
     """A leaf for id ``u`` at entry ``at``: one slot, or a page where
     ``u``'s block is in a range being filled densely. Its entry, 0 if no room."""
     mask = np.uint64(0)
-    if np.int64(u >> np.uint64(PAGE_BITS)) < index.used[USED_FULL_BELOW]:
+    used = index.used
+    if np.int64(u >> np.uint64(PAGE_BITS)) < used[USED_FULL_BELOW]:
+        mask = _FIELD
+    elif used[USED_PAGE_BUDGET] > 0:
+        used[USED_PAGE_BUDGET] -= 1
         mask = _FIELD
     new = _alloc_slots(index, _footprint(mask))
     if new == 0:
@@ -649,7 +698,9 @@ def room(index, n, members, top):
     all at most ``top``, and the pages spanning ``[0, top]`` cost at most
     ``used[USED_PREFILL_BYTES]`` bytes per coming id, those blocks get full
     pages from the start and the pool takes them at once: a batch over a
-    small space grows once instead of a dozen times.
+    small space grows once instead of a dozen times. Where a batch of
+    runs is under way (:func:`expect_pages`), the pools take room for its
+    pages still to come instead of doubling.
 
     Examples
     --------
@@ -658,6 +709,9 @@ def room(index, n, members, top):
     (4098,)
     >>> rows(room(ix, 0, 10**6, 2**22 - 1).pages)  # the 1024 pages of [0, 2**22)
     1024
+    >>> runs = empty(); expect_pages(runs, 300, 10**6)  # 300 pages to come
+    >>> rows(room(runs, 0, 10**6, 2**40).pages)
+    300
     """
     used = index.used.copy()
     live_nodes = used[USED_LIVE_NODES]
@@ -670,6 +724,20 @@ def room(index, n, members, top):
     live = used[USED_LIVE_SLOTS]
     length = max(FIRST_SLOT + 2 * live, FIRST_SLOT + live + used[USED_WANT_SLOTS])
     short = used[USED_SLOTS] + used[USED_WANT_SLOTS] > pages.shape[0]
+    budget = used[USED_PAGE_BUDGET]
+    if used[USED_PLANNED] != 0:
+        # A batch of runs under way: room for the pages still to come at
+        # once, for the partial leaves so far to become pages too (as many
+        # more at most, with what they outgrow on the way), and for the
+        # nodes over them (16 entries a block, and what their parents'
+        # doubling leaves), instead of doubling: the pools grow once for
+        # the batch (a block the sample missed takes an eighth more).
+        partial = min(used[USED_LEAVES] - used[USED_PAGES], budget)
+        need = (budget + partial) * (PAGE_SIZE + HEADER)
+        need += partial * 4 * used[USED_PARTIAL_MAX]
+        short = short or used[USED_SLOTS] + need > pages.shape[0]
+        length = FIRST_SLOT + live + need + max(used[USED_WANT_SLOTS], live >> 3)
+        nodes = max(nodes, FIRST_NODE + 2 * live_nodes + 96 * budget)
     coming = members - n
     blocks = (top >> PAGE_BITS) + 1
     page_bytes = blocks * PAGE_SIZE * 4
