@@ -13,12 +13,17 @@ from sparseset.jit.grid import (
     CHEBYSHEV,
     EUCLIDEAN,
     MANHATTAN,
+    _range,
     grid_cell,
+    grid_cell_slots,
     grid_move,
+    grid_move_slot,
     grid_place,
     grid_position,
     grid_remove,
+    grid_slot,
     grid_within,
+    grid_within_slots,
 )
 
 CODES = {"euclidean": EUCLIDEAN, "chebyshev": CHEBYSHEV, "manhattan": MANHATTAN}
@@ -164,3 +169,88 @@ def test_many_twin_moves_then_a_rebuild():
     model.place(ids.tolist(), new)
     check(grid, model, rng)
     assert move_all(tw, ids[:1], new[:1]) == -1  # rebuilt since
+
+
+@njit
+def slots_near(tw, point, r, metric, out):
+    return grid_within_slots(tw, point[0], point[1], 0.0, r, metric, out)
+
+
+@njit
+def slots_in_cell(tw, cell, out):
+    return grid_cell_slots(tw, cell[0], cell[1], 0, out)
+
+
+@njit
+def move_slots(tw, slots, pos):
+    done = 0
+    for i in range(slots.shape[0]):
+        done += grid_move_slot(tw, slots[i], pos[i, 0], pos[i, 1])
+    return done
+
+
+def test_a_cell_tiling_the_ring_but_not_exactly_reads_three_cells_an_axis():
+    """100 / (100 / 11) is 10.999999999999998 in floating point: the cells
+    tile the ring to within rounding, and a query of one cell's reach
+    reads three cells an axis, not five; a truly narrower last cell still
+    costs one more where the reach needs it; and the answers stay those
+    of brute force, points on the wrap and on cell edges included."""
+    cell = 100.0 / 11
+    assert 100.0 / cell != 11.0
+    grid = Grid(cell=cell, torus=(100.0, 100.0))
+    rng = np.random.default_rng(3)
+    edges = np.arange(12) * cell
+    pos = np.concatenate(
+        [
+            rng.uniform(0, 100, (300, 2)),
+            np.column_stack([edges[:11], rng.uniform(0, 100, 11)]),
+            np.array([[0.0, 0.0], [100.0 - 1e-12, 0.0], [cell, 100.0 - cell]]),
+        ]
+    )
+    grid.place(np.arange(pos.shape[0]), pos)
+    tw = grid.jit
+    assert _range(5, 0, cell, 2, tw.geo, tw.win)[1] == 3
+    assert _range(5, 0, 2 * cell, 2, tw.geo, tw.win)[1] == 5
+    narrow = Grid(cell=9.5, torus=(100.0, 100.0))  # 11 cells, the last 5 wide
+    narrow.place([0], [[1.0, 1.0]])
+    tn = narrow.jit
+    assert _range(5, 0, 9.5, 2, tn.geo, tn.win)[1] == 5
+    assert _range(5, 0, 5.0, 2, tn.geo, tn.win)[1] == 3  # 9.5 - 4.5 reaches 5
+    assert _range(5, 0, 5.5, 2, tn.geo, tn.win)[1] == 5
+    out = np.empty(pos.shape[0], np.int64)
+    for r in (cell, 0.5 * cell, 5.0):
+        for p in pos[::7]:
+            d = np.abs(pos - p)
+            d = np.minimum(d, 100.0 - d)
+            want = np.flatnonzero(np.hypot(d[:, 0], d[:, 1]) <= r)
+            k = near(tw, p, r, EUCLIDEAN, out)
+            assert sorted(out[:k].tolist()) == want.tolist()
+
+
+def test_slots_answer_the_members_rows_without_look_ups():
+    rng = np.random.default_rng(8)
+    grid = Grid(cell=1.0, index="hash")
+    ids = rng.choice(10**6, 200, replace=False)
+    pos = rng.integers(0, 8, (200, 2)).astype(np.float64)
+    grid.place(ids, pos)
+    tw = grid.jit
+    slots = np.array([grid_slot(tw, x) for x in ids])
+    np.testing.assert_array_equal(tw.dense[slots], ids)
+    np.testing.assert_array_equal(tw.pos[slots], pos)
+    assert grid_slot(tw, 10**6 + 1) == -1
+    new = rng.integers(0, 8, (200, 2)).astype(np.float64)
+    assert move_slots(tw, slots, new) == 200  # slots stay put while live
+    np.testing.assert_array_equal(tw.dense[slots], ids)
+    np.testing.assert_array_equal(grid.positions(ids), new)
+    out = np.empty(200, np.int64)
+    for c in rng.integers(0, 8, (20, 2)):
+        k = slots_in_cell(tw, c, out)
+        want = ids[(new == c).all(axis=1)]
+        assert sorted(tw.dense[out[:k]].tolist()) == sorted(want.tolist())
+        k = slots_near(tw, c.astype(np.float64), 1.5, CHEBYSHEV, out)
+        want = ids[(np.abs(new - c) <= 1.5).all(axis=1)]
+        assert sorted(tw.dense[out[:k]].tolist()) == sorted(want.tolist())
+    assert move_slots(tw, np.array([200]), np.zeros((1, 2))) == 0  # no member
+    grid.place([10**6 + 5], [[0.0, 0.0]])
+    assert grid_slot(tw, ids[0]) == -1  # stale
+    assert move_slots(tw, slots[:1], np.zeros((1, 2))) == -1

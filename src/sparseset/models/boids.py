@@ -15,28 +15,29 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from ..jit.grid import EUCLIDEAN, grid_move, grid_within
+from ..jit.grid import EUCLIDEAN, grid_move_slot, grid_within_slots
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints, rows_by_handle
+from .parameters import StepState, positive_ints
 
 
-@njit(cache=True)
+@typed_njit(inline="always", **NO_NRT)
 def _nearest(d: Any, size: Any) -> Any:
     """The shorter of ``d`` and its image across a ring of ``size``."""
     other = d - math.copysign(size, d) if d != 0.0 else d
     return d if abs(d) < abs(other) else other
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def boids_step(
     tw: Any,
     pos: Any,
     heading: Any,
-    handles: Any,
-    row_of: Any,
+    slot_of: Any,
+    row_at: Any,
     order: Any,
     width: Any,
     height: Any,
@@ -49,13 +50,16 @@ def boids_step(
     out: Any,
 ) -> None:
     """One step of Mesa's boids, boid by boid in ``order`` (rows of
-    ``pos``/``heading``/``handles``); ``row_of[h]`` is handle ``h``'s row,
-    ``out`` holds every boid."""
+    ``pos``/``heading``); ``slot_of[a]`` is row ``a``'s slot in the grid
+    ``tw``, ``row_at[s]`` the row in slot ``s``; ``out`` holds every
+    boid. The others' positions are read from the grid's slots (the same
+    as the world's), their headings from their rows."""
     for i in range(order.shape[0]):
         a = order[i]
         x = pos[a, 0]
         y = pos[a, 1]
-        m = grid_within(tw, x, y, 0.0, vision, EUCLIDEAN, out)
+        me = slot_of[a]
+        m = grid_within_slots(tw, x, y, 0.0, vision, EUCLIDEAN, out)
         k = 0
         cx = 0.0
         cy = 0.0
@@ -64,11 +68,12 @@ def boids_step(
         mx = 0.0
         my = 0.0
         for t in range(m):
-            b = row_of[out[t]]
-            if b == a:
+            q = out[t]
+            if q == me:
                 continue
-            dx = _nearest(pos[b, 0] - x, width)
-            dy = _nearest(pos[b, 1] - y, height)
+            b = row_at[q]
+            dx = _nearest(tw.pos[q, 0] - x, width)
+            dy = _nearest(tw.pos[q, 1] - y, height)
             cx += dx
             cy += dy
             if math.sqrt(dx * dx + dy * dy) < separation:
@@ -97,7 +102,7 @@ def boids_step(
             ny = 0.0
         pos[a, 0] = nx
         pos[a, 1] = ny
-        grid_move(tw, handles[a], nx, ny)
+        grid_move_slot(tw, me, nx, ny)
 
 
 def _tiling(side: float, vision: float) -> float:
@@ -128,8 +133,9 @@ class BoidFlockers:
     ``speed`` along it. Each boid sees the boids before it in their new
     places and headings.
 
-    The boids are entities of ``world`` with components ``pos`` and
-    ``heading`` (``f8``, two per row); ``grid`` is
+    The boids are entities of ``world`` with components ``pos`` (tracked:
+    a change made by hand between steps is declared, as for any reader)
+    and ``heading`` (``f8``, two per row); ``grid`` is
     ``world.grid("pos", cell=c, torus=(width, height))``, ``c`` the
     smallest cell at least ``vision`` wide that tiles the wider ring.
     :meth:`order` is the alignment, the length of the mean heading (1 when
@@ -198,7 +204,9 @@ class BoidFlockers:
         self.rng = np.random.default_rng(seed)
         size = np.array([self.width, self.height])
         w = World()
-        w.register("pos", "f8", shape=(2,))
+        # Tracked: the grid catches up with what changed outside the
+        # steps (declared writes), not by comparing every position.
+        w.register("pos", "f8", shape=(2,), track=True)
         w.register("heading", "f8", shape=(2,))
         agents = w.create(self.population_size)
         w.add("pos", agents, pos=self.rng.random((self.population_size, 2)) * size)
@@ -211,6 +219,7 @@ class BoidFlockers:
         self.agents = agents
         cell = max(_tiling(side, self.vision) for side in (self.width, self.height))
         self.grid = w.grid("pos", cell=cell, torus=(self.width, self.height))
+        self._state = StepState(self.grid)
         self.steps = 0
         self._out = np.empty(self.population_size, np.int64)
         self.recorder: Recorder | None = None
@@ -233,11 +242,14 @@ class BoidFlockers:
         handles = w["pos"].ids
         if not np.array_equal(w["heading"].ids, handles):
             raise RuntimeError("the pos and heading components hold different boids")
-        row_of = rows_by_handle(handles)
-        tw = self.grid.grid.jit
+        state = self._state
+        # A fresh twin: the cell table rebuilt when many boids changed
+        # cells, so that a neighbourhood's boids sit close in memory.
+        tw = state.twin(handles, build=True)
         order = self.rng.permutation(handles.shape[0])
         boids_step(
-            tw, w["pos"]["pos"], w["heading"]["heading"], handles, row_of, order,
+            tw, w["pos"]["pos"], w["heading"]["heading"], state.slot_of,
+            state.row_at, order,
             self.width, self.height, self.speed, self.vision, self.separation,
             self.cohere, self.separate, self.match, self._out,
         )  # fmt: skip

@@ -13,25 +13,26 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from ..jit.grid import grid_cell, grid_move
+from ..jit.grid import grid_cell_slots, grid_move_slot
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints, rows_by_handle
+from .parameters import StepState, positive_ints
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
 _DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def boltzmann_step(
     tw: Any,
     pos: Any,
     wealth: Any,
-    handles: Any,
-    row_of: Any,
+    slot_of: Any,
+    row_at: Any,
     order: Any,
     width: Any,
     height: Any,
@@ -40,38 +41,42 @@ def boltzmann_step(
 ) -> None:
     """One step of the Boltzmann wealth model, agent by agent.
 
-    ``order`` lists rows of ``pos``/``wealth``/``handles`` in activation
-    order; ``row_of[h]`` is the row of handle ``h``; ``out`` holds at least
-    every agent (a cell's members). Draws come from numba's generator,
-    seeded here with ``seed``.
+    ``order`` lists grid slots (agents) in activation order; ``row_at[s]``
+    is the row of ``pos``/``wealth`` of the agent in slot ``s`` of the
+    grid ``tw``, ``slot_of[a]`` the slot of row ``a``; ``out`` holds at
+    least every agent (a cell's members). Draws come from numba's
+    generator, seeded here with ``seed``. The agents read their cells
+    from the grid, and ``pos`` is written once all have moved.
     """
     np.random.seed(seed)
     for i in range(order.shape[0]):
-        a = order[i]
-        x = np.int64(pos[a, 0])
-        y = np.int64(pos[a, 1])
+        s = order[i]
+        a = row_at[s]
+        x = np.int64(tw.pos[s, 0])
+        y = np.int64(tw.pos[s, 1])
         while True:  # a uniform neighbour among those inside the grid
             k = np.random.randint(0, 8)
             nx = x + _DX[k]
             ny = y + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        pos[a, 0] = nx
-        pos[a, 1] = ny
-        grid_move(tw, handles[a], float(nx), float(ny))
+        grid_move_slot(tw, s, float(nx), float(ny))
         if wealth[a] > 0:
-            m = grid_cell(tw, nx, ny, 0, out)
+            m = grid_cell_slots(tw, nx, ny, 0, out)
             if m > 1:  # someone else is here: a random one of the others
                 j = np.random.randint(0, m - 1)
-                h = handles[a]
                 for t in range(m):
-                    if out[t] == h:
+                    if out[t] == s:
                         continue
                     if j == 0:
-                        wealth[row_of[out[t]]] += 1
+                        wealth[row_at[out[t]]] += 1
                         wealth[a] -= 1
                         break
                     j -= 1
+    for a in range(pos.shape[0]):
+        s = slot_of[a]
+        pos[a, 0] = tw.pos[s, 0]
+        pos[a, 1] = tw.pos[s, 1]
 
 
 def gini_of(wealth: np.ndarray) -> float:
@@ -101,8 +106,9 @@ class BoltzmannWealth:
     agent of its new cell. Each agent sees what those before it did.
 
     The agents are entities of ``world`` with components ``wealth``
-    (``i8``) and ``pos`` (``f8``, two per row, integer cell coordinates),
-    and ``grid`` is ``world.grid("pos")``.
+    (``i8``) and ``pos`` (``f8``, two per row, integer cell coordinates,
+    tracked: a change made by hand between steps is declared, as for
+    any reader), and ``grid`` is ``world.grid("pos")``.
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
@@ -156,7 +162,10 @@ class BoltzmannWealth:
         self.rng = np.random.default_rng(seed)
         w = World()
         w.register("wealth", "i8")
-        w.register("pos", "f8", shape=(2,))
+        # Tracked: the grid catches up with what changed outside the
+        # steps (declared writes), not by comparing every position; the
+        # steps' own moves reach it through its twin.
+        w.register("pos", "f8", shape=(2,), track=True)
         agents = w.create(self.num_agents)
         xy = np.column_stack(
             (
@@ -169,6 +178,7 @@ class BoltzmannWealth:
         self.world = w
         self.agents = agents
         self.grid = w.grid("pos", cell=1.0)
+        self._state = StepState(self.grid)
         self.steps = 0
         self._out = np.empty(self.num_agents, np.int64)
         self.recorder: Recorder | None = None
@@ -195,13 +205,13 @@ class BoltzmannWealth:
         handles = pos_store.ids
         if not np.array_equal(wealth_store.ids, handles):
             raise RuntimeError("the wealth and pos components hold different agents")
-        row_of = rows_by_handle(handles)
-        tw = self.grid.grid.jit  # caught up with the world, table current
+        state = self._state
+        tw = state.twin(handles)
         order = self.rng.permutation(handles.shape[0])
         seed = int(self.rng.integers(0, 2**31 - 1))
         boltzmann_step(
-            tw, pos_store["pos"], wealth_store["wealth"], handles, row_of,
-            order, self.width, self.height, seed, self._out,
+            tw, pos_store["pos"], wealth_store["wealth"], state.slot_of,
+            state.row_at, order, self.width, self.height, seed, self._out,
         )  # fmt: skip
         self.steps += 1
         if self.recorder is not None:

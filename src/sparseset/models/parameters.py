@@ -1,5 +1,5 @@
-"""What the models share: their integer parameters' checks and the
-table from an agent's handle to its row.
+"""What the models share: their integer parameters' checks, the table
+from an agent's handle to its row, and the grid twin their steps run on.
 
 Examples
 --------
@@ -12,8 +12,14 @@ Examples
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
+
+from ..jit.grid import GridTwin
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 
 
 def positive_ints(**values: object) -> tuple[int, ...]:
@@ -43,3 +49,103 @@ def rows_by_handle(handles: NDArray[np.int64]) -> NDArray[np.int64]:
     rows = np.full(int(handles.max(initial=0)) + 1, -1, np.int64)
     rows[handles] = np.arange(handles.shape[0])
     return rows
+
+
+#: A handle's entity index: its low 32 bits (``index | generation << 32``).
+INDEX_BITS = np.int64(0xFFFFFFFF)
+
+
+@typed_njit(**NO_NRT)
+def fill_slots(tw: Any, row_of_index: Any, slot_of: Any, row_at: Any) -> None:
+    """``row_at[s]``: the row of the agent in grid slot ``s``, from
+    ``row_of_index`` (entity index to row); ``slot_of[a]``: the slot of
+    row ``a``. One pass over the slots in order: no id look-up."""
+    for s in range(tw.meta[2]):
+        a = row_of_index[tw.dense[s] & INDEX_BITS]
+        row_at[s] = a
+        slot_of[a] = s
+
+
+class StepState:
+    """What a model's steps keep from one to the next: the tables between
+    the agents' rows and their grid slots (made again only when the agents
+    or the twin change), and the grid's twin (taken again only when it is
+    stale).
+
+    A twin stays live while the grid changes only through it: the moves
+    of a compiled step. Taking a new one every step would rebuild the
+    cell table whenever many agents moved (``Grid.jit``), a sort of every
+    agent where the step itself is a few reads and writes each; and the
+    slots, stable while the twin is live, spare each move and each
+    neighbour an id look-up.
+
+    Attributes
+    ----------
+    row_of_index : ndarray of int64
+        Entity index (a handle's low 32 bits) to row (-1: none).
+    slot_of : ndarray of int64
+        Row to grid slot.
+    row_at : ndarray of int64
+        Grid slot to row (-1: none).
+
+    Examples
+    --------
+    >>> from sparseset import World
+    >>> w = World(); w.register("pos", "f8", shape=(2,), track=True)
+    >>> e = w.create(2); w.add("pos", e, pos=[[0, 0], [1, 1]])
+    2
+    >>> state = StepState(w.grid("pos")); tw = state.twin(w["pos"].ids)
+    >>> tw.dense[state.slot_of].tolist() == e.tolist()
+    True
+    >>> state.row_at[state.slot_of].tolist()
+    [0, 1]
+    >>> state.twin(w["pos"].ids) is tw
+    True
+    """
+
+    __slots__ = ("grid", "handles", "row_at", "row_of_index", "slot_of", "tw")
+
+    def __init__(self, grid: Any) -> None:
+        self.grid = grid
+        self.handles = np.empty(0, np.int64)
+        self.row_of_index = np.empty(0, np.int64)
+        self.slot_of = np.empty(0, np.int64)
+        self.row_at = np.empty(0, np.int64)
+        self.tw: GridTwin | None = None
+
+    def twin(self, handles: NDArray[np.int64], build: bool = False) -> GridTwin:
+        """The grid's twin, caught up with the world (the last step's while
+        it is live), with the tables current for the agents ``handles``
+        (rows of the components). ``build``: take a fresh twin, which
+        rebuilds the cell table (members in cell order, every one at
+        home) if many moved since the last build.
+
+        O(c) for c changes made outside the steps; O(n) more when the
+        agents changed or a new twin was needed (after a build).
+
+        Raises
+        ------
+        RuntimeError
+            If the grid and the component hold different numbers of
+            agents.
+        """
+        grid = self.grid.grid  # the catch-up with the world
+        renew = not np.array_equal(handles, self.handles)
+        if renew:
+            self.handles = handles.copy()
+            self.row_of_index = rows_by_handle(handles & INDEX_BITS)
+        tw = self.tw
+        if build or tw is None or tw.meta[1] != tw.version:
+            fresh = grid.jit
+            renew = renew or tw is None or fresh.version != tw.version
+            tw = self.tw = fresh
+        if renew:
+            if tw.meta[2] != handles.shape[0]:
+                raise RuntimeError(
+                    f"the grid holds {tw.meta[2]} agents, the component "
+                    f"{handles.shape[0]}"
+                )
+            self.slot_of = np.empty(handles.shape[0], np.int64)
+            self.row_at = np.empty(handles.shape[0], np.int64)
+            fill_slots(tw, self.row_of_index, self.slot_of, self.row_at)
+        return tw

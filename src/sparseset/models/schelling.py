@@ -14,69 +14,86 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
-from ..jit.grid import grid_cell, grid_move
+from ..jit.grid import CHEBYSHEV, grid_cell, grid_move_slot, grid_within_slots
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints, rows_by_handle
+from .parameters import StepState, positive_ints
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def schelling_moves(
     tw: Any,
     pos: Any,
     happy: Any,
-    handles: Any,
+    slot_of: Any,
     order: Any,
     width: Any,
     height: Any,
     seed: Any,
     out: Any,
 ) -> None:
-    """The unhappy agents of ``order``, one at a time, move to a uniformly
-    random empty cell (there must be one). Draws from numba's generator,
-    seeded with ``seed``."""
+    """The unhappy agents of ``order`` (rows), one at a time, move to a
+    uniformly random empty cell (there must be one); ``slot_of[a]`` is row
+    ``a``'s slot in the grid ``tw``. Draws from numba's generator, seeded
+    with ``seed``."""
     np.random.seed(seed)
     for i in range(order.shape[0]):
         a = order[i]
         if happy[a]:
             continue
         while True:  # Mesa's own way: random cells until an empty one
-            x = float(np.random.randint(0, width))
-            y = float(np.random.randint(0, height))
-            if grid_cell(tw, int(x), int(y), 0, out) == 0:
+            x = np.random.randint(0, width)
+            y = np.random.randint(0, height)
+            if grid_cell(tw, x, y, 0, out) == 0:
                 break
         pos[a, 0] = x
         pos[a, 1] = y
-        grid_move(tw, handles[a], x, y)
+        grid_move_slot(tw, slot_of[a], float(x), float(y))
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def schelling_assess(
-    offsets: Any,
-    found: Any,
+    tw: Any,
     kind: Any,
     happy: Any,
-    row_of: Any,
+    row_at: Any,
+    radius: Any,
     homophily: Any,
     similar: Any,
+    out: Any,
+    kind_at: Any,
 ) -> Any:
     """Every agent's happiness (written into ``happy``) and its share of
-    similar neighbours (into ``similar``, NaN without neighbours), from
-    the CSR of each agent's neighbourhood (``offsets``, ``found``: handles,
-    the agent itself among them); returns how many are happy."""
+    similar neighbours (into ``similar``, NaN without neighbours): those
+    within Chebyshev ``radius`` in the grid ``tw``; returns how many are
+    happy. ``row_at[s]`` is the row of the agent in slot ``s``; ``out``
+    holds a neighbourhood, ``kind_at`` a type a slot.
+
+    The agents are taken in the grid's slot order (cell order after a
+    build), each type read once into ``kind_at``: neighbourhoods are then
+    read from memory close by, not from rows scattered by the moves."""
+    n = tw.meta[2]
+    for s in range(n):
+        kind_at[s] = kind[row_at[s]]
     count = 0
-    for a in range(kind.shape[0]):
+    for s in range(n):
+        m = grid_within_slots(
+            tw, tw.pos[s, 0], tw.pos[s, 1], 0.0, radius, CHEBYSHEV, out
+        )
         same = 0
         neighbours = 0
-        for t in range(offsets[a], offsets[a + 1]):
-            b = row_of[found[t]]
-            if b != a:
+        mine = kind_at[s]
+        for t in range(m):
+            q = out[t]
+            if q != s:
                 neighbours += 1
-                if kind[b] == kind[a]:
+                if kind_at[q] == mine:
                     same += 1
         share = same / neighbours if neighbours > 0 else 0.0
+        a = row_at[s]
         similar[a] = share if neighbours > 0 else np.nan
         happy[a] = not share < homophily
         count += happy[a]
@@ -98,7 +115,8 @@ class Schelling:
 
     The agents are entities of ``world`` with components ``type``
     (``i1``), ``happy`` (``?``) and ``pos`` (``f8``, two per row, integer
-    cell coordinates); ``grid`` is ``world.grid("pos")``.
+    cell coordinates, tracked: a change made by hand between steps is
+    declared, as for any reader); ``grid`` is ``world.grid("pos")``.
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
@@ -165,7 +183,9 @@ class Schelling:
         w = World()
         w.register("type", "i1")
         w.register("happy", "?")
-        w.register("pos", "f8", shape=(2,))
+        # Tracked: the grid catches up with what changed outside the
+        # steps (declared writes), not by comparing every position.
+        w.register("pos", "f8", shape=(2,), track=True)
         agents = w.create(n)
         w.add("type", agents, type=kind)
         w.add("happy", agents, happy=False)
@@ -173,10 +193,14 @@ class Schelling:
         self.world = w
         self.agents = agents
         self.grid = w.grid("pos", cell=1.0)
+        self._state = StepState(self.grid)
         self.steps = 0
         self.happy = 0
         self._similar = np.empty(n)
-        self._out = np.empty(1, np.int64)  # an empty cell's members: none
+        self._kind_at = np.empty(n, np.int8)
+        # A neighbourhood's members: room for every agent, so that no
+        # count can run past it.
+        self._out = np.empty(max(n, 1), np.int64)
         self._assess()
         self.recorder: Recorder | None = None
         if record:
@@ -187,7 +211,7 @@ class Schelling:
             )
             self.recorder.collect(step=0)
 
-    def _arrays(self) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    def _arrays(self, build: bool = False) -> tuple[Any, np.ndarray]:
         w = self.world
         handles = w["pos"].ids
         for name in ("type", "happy"):
@@ -195,19 +219,18 @@ class Schelling:
                 raise RuntimeError(
                     f"the {name} and pos components hold different agents"
                 )
-        row_of = rows_by_handle(handles)
-        return self.grid.grid.jit, w["pos"]["pos"], handles, row_of
+        return self._state.twin(handles, build), w["pos"]["pos"]
 
     def _assess(self) -> None:
-        # Mesa assesses every agent after the moves, reading only: one
-        # batch query answers all the neighbourhoods at once.
-        _, pos, _, row_of = self._arrays()
+        # Mesa assesses every agent after the moves, reading only: on a
+        # cell table rebuilt if many moved, in cell order.
+        tw, _ = self._arrays(build=True)
         w = self.world
-        offsets, found = self.grid.within(pos, self.radius, metric="chebyshev")
         self.happy = int(
             schelling_assess(
-                offsets, found, w["type"]["type"], w["happy"]["happy"], row_of,
-                self.homophily, self._similar,
+                tw, w["type"]["type"], w["happy"]["happy"], self._state.row_at,
+                self.radius, self.homophily, self._similar, self._out,
+                self._kind_at,
             )
         )  # fmt: skip
 
@@ -230,14 +253,14 @@ class Schelling:
             the same agents in the same order (agents added or removed by
             hand).
         """
-        tw, pos, handles, _ = self._arrays()
-        n = handles.shape[0]
+        tw, pos = self._arrays()
+        n = pos.shape[0]
         if n < self.width * self.height:  # Mesa's would wait forever on a full grid
             order = self.rng.permutation(n)
             seed = int(self.rng.integers(0, 2**31 - 1))
             schelling_moves(
-                tw, pos, self.world["happy"]["happy"], handles, order,
-                self.width, self.height, seed, self._out,
+                tw, pos, self.world["happy"]["happy"], self._state.slot_of,
+                order, self.width, self.height, seed, self._out,
             )  # fmt: skip
         self._assess()
         self.steps += 1
