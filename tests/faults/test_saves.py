@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numba.np.ufunc.parallel as numba_threads
 import numpy as np
 import pytest
 from injection import check_store, world_state
@@ -273,6 +274,11 @@ def test_saves_killed_at_random_moments_leave_one_whole_file(tmp_path):
             save(subjects(kind)[0], target)
         pid = os.fork()
         if pid == 0:  # the child saves until it is killed
+            # numba's lock around starting its thread pool is shared with
+            # the parent across a fork (a process-shared semaphore): a kill
+            # landing while the child holds it would leave every later
+            # numba.get_num_threads() of the parent waiting for ever.
+            numba_threads._backend_init_process_lock = numba_threads._nop()
             try:
                 saving_forever(kind, target)
             finally:
