@@ -301,3 +301,23 @@ def test_an_interrupt_outside_any_call_raises_at_once():
     with pytest.raises(KeyboardInterrupt):
         interrupts.on_sigint(signal.SIGINT, frame)
     assert not interrupts.PENDING[0]
+
+
+def test_an_interrupt_never_keeps_numbas_thread_lock():
+    """Ctrl-C at every step of a thread-count change (a Schedule's
+    ``kernel_threads``): numba takes a process-wide lock to read or set its
+    thread count, and an interrupt raised as that lock's ``__exit__``
+    began kept it for ever, so every other thread's next call (a
+    Schedule's systems, a dask worker's warm-up) waited on it."""
+    import numba.np.ufunc.parallel as numba_threads
+
+    from sparseset.schedule.schedule import kernel_threads
+
+    def change() -> None:
+        with kernel_threads(1):
+            pass
+
+    change()  # numba's thread layer and its lock exist from here on
+    for k in points(events_of(change), 200):
+        interrupt_at(change, k)
+        assert lock_is_free(numba_threads._backend_init_process_lock), k

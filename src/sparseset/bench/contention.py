@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from ..sets.interrupts import numba_threads, set_numba_threads
 from ..sets.sparse_set import SparseSet
 from ..world.world import World
 
@@ -110,12 +110,12 @@ def seconds_per_call(call: Callable[[], object], repeats: int) -> float:
 
 def with_threads(threads: int, call: Callable[[], object], repeats: int) -> float:
     """:func:`seconds_per_call` with numba (and the library) on ``threads``."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(threads)
+    previous = numba_threads()
+    set_numba_threads(threads)
     try:
         return seconds_per_call(call, repeats)
     finally:
-        numba.set_num_threads(previous)
+        set_numba_threads(previous)
 
 
 def run_contention(
@@ -125,7 +125,7 @@ def run_contention(
     reads: Sequence[str] = READS,
 ) -> list[Timing]:
     """Time every read at every size alone and next to a busy process."""
-    threads = numba.get_num_threads()
+    threads = numba_threads()
     timings = []
     for read in reads:
         for size in sizes:

@@ -20,11 +20,11 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..io import npz as io
 from ..sets.index_kinds import AUTO, kind_or_auto
+from ..sets.interrupts import numba_threads, set_numba_threads
 from ..sets.sparse_set import SparseSet
 from ..stores.component_store import ComponentStore
 from .layout import Layout, Split, merge
@@ -95,15 +95,15 @@ def one_thread() -> Iterator[None]:
     Examples
     --------
     >>> with one_thread():
-    ...     numba.get_num_threads()
+    ...     numba_threads()
     1
     """
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
+    threads = numba_threads()
+    set_numba_threads(1)
     try:
         yield
     finally:
-        numba.set_num_threads(threads)
+        set_numba_threads(threads)
 
 
 def build(kind: str, capacity: int | None, runs: list[np.ndarray]) -> SparseSet:

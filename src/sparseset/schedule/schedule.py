@@ -44,7 +44,7 @@ from typing import Any, Protocol
 
 import numba
 
-from ..sets.interrupts import call_outside, critical
+from ..sets.interrupts import call_outside, critical, numba_threads, set_numba_threads
 from ..sets.pool import helpers
 from ..world.commands import Commands
 from ..world.tracking import Reader
@@ -401,17 +401,17 @@ def kernel_threads(count: int) -> Iterator[None]:
     ...     numba.get_num_threads()
     1
     """
-    before = numba.get_num_threads()
+    before = numba_threads()
     most: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
     count = max(1, min(count, most))
     if count == before:
         yield
         return
-    numba.set_num_threads(count)
+    set_numba_threads(count)
     try:
         yield
     finally:
-        numba.set_num_threads(before)
+        set_numba_threads(before)
 
 
 class Schedule:

@@ -52,6 +52,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, ParamSpec, TypeVar
 
+import numba
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -97,6 +99,36 @@ def call_outside(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) ->
 
 
 OPEN.add(call_outside.__code__)
+
+
+@critical
+def numba_threads() -> int:
+    """``numba.get_num_threads()``, which no interrupt splits: numba takes a
+    process-wide lock for it, and a ``KeyboardInterrupt`` raised as that
+    lock's ``__exit__`` begins would keep it for ever (every other thread's
+    next call would wait on it).
+
+    Examples
+    --------
+    >>> numba_threads() >= 1
+    True
+    """
+    threads: int = numba.get_num_threads()
+    return threads
+
+
+@critical
+def set_numba_threads(count: int) -> None:
+    """``numba.set_num_threads(count)``, which no interrupt splits (see
+    :func:`numba_threads`).
+
+    Examples
+    --------
+    >>> before = numba_threads(); set_numba_threads(1); numba_threads()
+    1
+    >>> set_numba_threads(before)
+    """
+    numba.set_num_threads(count)
 
 
 def must_wait(frame: FrameType | None) -> bool:
@@ -205,6 +237,8 @@ __all__ = [
     "critical",
     "install",
     "must_wait",
+    "numba_threads",
     "on_sigint",
+    "set_numba_threads",
     "uninstall",
 ]

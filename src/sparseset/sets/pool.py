@@ -17,7 +17,7 @@ for more than :data:`STALL_SHARE` of the call, the cores are taken: the
 next batches run on the caller alone for :data:`BACKOFF_SECONDS`, then
 sharing is tried again.
 
-How many threads share a batch is ``numba.get_num_threads()``: the
+How many threads share a batch is ``numba_threads()``: the
 ``NUMBA_NUM_THREADS`` environment variable, or ``numba.set_num_threads``
 (per calling thread), as for numba's own threaded code.
 """
@@ -29,9 +29,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
-
 from .. import config
+from .interrupts import numba_threads
 
 #: A batch is cut into about this many spans per thread: enough that the
 #: threads finish close together, few enough that claiming costs nothing
@@ -53,14 +52,14 @@ _pool_lock = threading.Lock()
 
 
 def lookup_threads() -> int:
-    """How many threads share a lookup batch (``numba.get_num_threads()``).
+    """How many threads share a lookup batch (``numba_threads()``).
 
     Examples
     --------
     >>> lookup_threads() >= 1
     True
     """
-    threads: int = numba.get_num_threads()
+    threads: int = numba_threads()
     return threads
 
 
