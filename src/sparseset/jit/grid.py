@@ -3,9 +3,9 @@
 ``g.jit`` hands ``@njit`` code a :class:`GridTwin`: the grid's set (index,
 ``dense``, ``n``), positions and cell table, the very arrays the grid
 holds (no copy). The functions below run inside ``@njit`` code without
-allocating: :func:`grid_within` and :func:`grid_cell` write ids into a
-buffer the caller owns, :func:`grid_move`, :func:`grid_place` and
-:func:`grid_remove` change one member and re-bucket it at once, so agents
+allocating: :func:`.grid_within` and :func:`.grid_cell` write ids into a
+buffer the caller owns, :func:`.grid_move`, :func:`.grid_place` and
+:func:`.grid_remove` change one member and re-bucket it at once, so agents
 activated one at a time see each other's moves. The number of members
 lives in ``meta[2]``, shared with the grid. Any Python-side change that
 rebuilds the table makes the twin *stale* (every call answers -1), and
@@ -63,7 +63,7 @@ _TWIN: Any = {"inline": "always", **NO_NRT}
 #: not exactly in floating point.
 _ROUNDING = 16 * np.finfo(np.float64).eps
 
-#: The metric codes :func:`grid_within` takes.
+#: The metric codes :func:`.grid_within` takes.
 EUCLIDEAN, CHEBYSHEV, MANHATTAN = sk.EUCLIDEAN, sk.CHEBYSHEV, sk.MANHATTAN
 
 
@@ -348,7 +348,7 @@ def _scan_run(
 def _within(
     tw: Any, x0: Any, x1: Any, x2: Any, r: Any, metric: Any, out: Any, slots: Any
 ) -> Any:
-    """:func:`grid_within`, answering slots if ``slots``."""
+    """:func:`.grid_within`, answering slots if ``slots``."""
     if not _live(tw):
         return -1
     dims = tw.pos.shape[1]
@@ -420,8 +420,8 @@ def grid_within(
 def grid_within_slots(
     tw: Any, x0: Any, x1: Any, x2: Any, r: Any, metric: Any, out: Any
 ) -> Any:
-    """:func:`grid_within`, answering the members' slots (see
-    :func:`grid_slot`) instead of their ids: ``tw.pos[s]`` is then the
+    """:func:`.grid_within`, answering the members' slots (see
+    :func:`.grid_slot`) instead of their ids: ``tw.pos[s]`` is then the
     member's position and ``tw.dense[s]`` its id, with no look-up.
 
     Examples
@@ -440,7 +440,7 @@ def grid_within_slots(
 
 @typed_njit(**_TWIN)
 def _cell(tw: Any, c0: Any, c1: Any, c2: Any, out: Any, slots: Any) -> Any:
-    """:func:`grid_cell`, answering slots if ``slots``."""
+    """:func:`.grid_cell`, answering slots if ``slots``."""
     if not _live(tw):
         return -1
     dims = tw.pos.shape[1]
@@ -519,8 +519,8 @@ def grid_cell(tw: Any, c0: Any, c1: Any, c2: Any, out: Any) -> Any:
 
 @typed_njit(**_TWIN)
 def grid_cell_slots(tw: Any, c0: Any, c1: Any, c2: Any, out: Any) -> Any:
-    """:func:`grid_cell`, answering the members' slots (see
-    :func:`grid_slot`) instead of their ids.
+    """:func:`.grid_cell`, answering the members' slots (see
+    :func:`.grid_slot`) instead of their ids.
 
     Examples
     --------
@@ -542,12 +542,12 @@ def grid_slot(tw: Any, x: Any) -> Any:
     is absent or the twin is stale.
 
     A slot stays the member's while the twin is live, except that
-    :func:`grid_remove` moves the last member into the slot it empties
-    (:func:`grid_place` adds past the last). Code that keeps slots (a
+    :func:`.grid_remove` moves the last member into the slot it empties
+    (:func:`.grid_place` adds past the last). Code that keeps slots (a
     table from its agents to their slots, taken once per live twin) then
     moves and finds members without looking ids up:
-    :func:`grid_move_slot`, :func:`grid_cell_slots`,
-    :func:`grid_within_slots`.
+    :func:`.grid_move_slot`, :func:`.grid_cell_slots`,
+    :func:`.grid_within_slots`.
 
     Examples
     --------
@@ -565,7 +565,7 @@ def grid_slot(tw: Any, x: Any) -> Any:
 
 @typed_njit(**_TWIN)
 def grid_move_slot(tw: Any, s: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> Any:
-    """:func:`grid_move` of the member in slot ``s`` (see :func:`grid_slot`):
+    """:func:`.grid_move` of the member in slot ``s`` (see :func:`.grid_slot`):
     1, 0 if no member holds slot ``s``, -1 if the twin is stale.
 
     Examples

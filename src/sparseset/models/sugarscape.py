@@ -319,7 +319,7 @@ class SugarscapeIG:
     ``metabolism``, ``vision`` (``i8``) and ``pos`` (``f8``, two per row,
     integer cell coordinates), an owning group of the four (one order,
     no lookups); ``grid`` is ``world.grid("pos")``. The
-    cells' sugar is :attr:`sugar` and their maximum :attr:`max_sugar_grid`
+    cells' sugar is ``sugar`` and their maximum ``max_sugar_grid``
     (``int32`` arrays of shape ``(width, height)``).
 
     Differences from mesa-frames': the lottery draws come from a hash of
@@ -494,7 +494,7 @@ class SugarscapeIG:
         ValueError
             If two ants share a cell or one stands off the grid (placed by
             hand), a cell holds too much sugar to rank the cells by, or
-            :attr:`sugar` or :attr:`max_sugar_grid` was replaced by an
+            ``sugar`` or ``max_sugar_grid`` was replaced by an
             array of another shape, dtype or layout; nothing changes.
         """
         pos, sugar, metabolism, vision, handles = self._columns()

@@ -376,7 +376,7 @@ class WolfSheep:
             later = rng.integers(0, self.grass_regrowth_time, cells)
             self._regrow[~grown] = later[~grown]
         #: The step at whose end each cell's grass is grown again (grown
-        #: when at most :attr:`steps`), a ``(width, height)`` view the
+        #: when at most ``steps``), a ``(width, height)`` view the
         #: steps read and write: set it to stage a meadow.
         self.regrow_at = self._regrow.reshape(self.width, self.height)
         self.steps = 0
