@@ -56,7 +56,10 @@ class GridTwin(NamedTuple):
 #: Without NRT nothing here raises or allocates, and a caller compiled
 #: without NRT (``@njit(_nrt=False)``) pays no reference counting on the
 #: twin's fields; under NRT every field read may increment and decrement
-#: its array's count.
+#: its array's count. The price is compile time in every caller: numba
+#: copies an inlined body's IR once per call site (and per block of it),
+#: so a body is best called from one site, as ``_within`` calls
+#: ``_scan_run``.
 _TWIN: Any = {"inline": "always", **NO_NRT}
 #: A ring's size and its cells' total differ by this share of the size
 #: (sixteen units in the last place) when the cell tiles the ring but
@@ -288,40 +291,15 @@ def _range(c: Any, d: Any, r: Any, dims: Any, geo: Any, win: Any) -> Any:
 
 
 @typed_njit(**_TWIN)
-def _scan(
-    tw: Any, d: Any, x0: Any, x1: Any, x2: Any, metric: Any, rr: Any, out: Any,
-    m: Any, slots: Any,
-) -> Any:  # fmt: skip
-    """The members of bucket ``d`` within reach of the point, into ``out``
-    (their slots if ``slots``, else their ids)."""
-    dims = tw.pos.shape[1]
-    for q in range(tw.start[d], tw.start[d + 1]):
-        if (
-            q < tw.meta[2]
-            and tw.nxt[q] == sk.HOME
-            and sk.close(tw.pos, q, x0, x1, x2, dims, tw.geo, metric, rr)
-        ):
-            if m < out.shape[0]:
-                out[m] = q if slots else tw.dense[q]
-            m += 1
-    q = tw.head[d]
-    while q != sk.END:
-        if sk.close(tw.pos, q, x0, x1, x2, dims, tw.geo, metric, rr):
-            if m < out.shape[0]:
-                out[m] = q if slots else tw.dense[q]
-            m += 1
-        q = tw.nxt[q]
-    return m
-
-
-@typed_njit(**_TWIN)
 def _scan_run(
     tw: Any, b: Any, count: Any, x0: Any, x1: Any, x2: Any, metric: Any,
     rr: Any, out: Any, m: Any, slots: Any,
 ) -> Any:  # fmt: skip
-    """:func:`_scan` of the ``count`` consecutive buckets from ``b``: their
-    slot ranges are one range. With no stray and no emptied slot (right
-    after a build) every slot of it is a member at home."""
+    """The members of the ``count`` consecutive buckets from ``b`` within
+    reach of the point, into ``out`` from ``m`` on (their slots if
+    ``slots``, else their ids); the new ``m``. The buckets' slot ranges
+    are one range; with no stray and no emptied slot (right after a
+    build) every slot of it is a member at home."""
     dims = tw.pos.shape[1]
     clean = tw.meta[0] == 0
     n = tw.meta[2]
@@ -366,31 +344,32 @@ def _within(
     (f0, n0, w0), (f1, n1, w1), (f2, n2, w2) = ranges
     rr = r * r if metric == EUCLIDEAN else r
     hashed = win[sk.W_MODE] != 0
+    # A dense 2-D table numbers the cells of a column consecutively: the
+    # column's cells in reach are one run of buckets, two where it wraps,
+    # each scanned as one range of slots. Every other table scans each
+    # cell's bucket alone. One scan below serves both: each inlined
+    # copy of it costs compile time in every caller.
+    runs = not hashed and dims == 2
+    u = f1 % w1 if w1 > 0 else f1
+    first = min(n1, w1 - u) if w1 > 0 else n1
+    m1 = (1 if first == n1 else 2) if runs else n1
+    m2 = 1 if runs else n2
     m = 0
-    if not hashed and dims == 2:
-        # A dense table numbers the cells of a column consecutively: the
-        # column's cells in reach are one run of buckets, two where it
-        # wraps, each scanned as one range of slots.
-        for t0 in range(n0):
-            v0 = _cell_at(f0, w0, t0)
-            u = f1 % w1 if w1 > 0 else f1
-            first = min(n1, w1 - u) if w1 > 0 else n1
-            b = sk.bucket_of(v0, u, f2, win)
-            m = _scan_run(tw, b, first, x0, x1, x2, metric, rr, out, m, slots)
-            if first < n1:
-                b = sk.bucket_of(v0, np.int64(0), f2, win)
-                m = _scan_run(tw, b, n1 - first, x0, x1, x2, metric, rr, out, m, slots)
-        return m
     for t0 in range(n0):
-        for t1 in range(n1):
-            for t2 in range(n2):
-                b = sk.bucket_of(
-                    _cell_at(f0, w0, t0), _cell_at(f1, w1, t1),
-                    _cell_at(f2, w2, t2), win,
-                )  # fmt: skip
-                if hashed and _seen(ranges, t0, t1, t2, b, win):
-                    continue
-                m = _scan(tw, b, x0, x1, x2, metric, rr, out, m, slots)
+        v0 = _cell_at(f0, w0, t0)
+        for t1 in range(m1):
+            for t2 in range(m2):
+                if runs:
+                    count = first if t1 == 0 else n1 - first
+                    b = sk.bucket_of(v0, u if t1 == 0 else np.int64(0), f2, win)
+                else:
+                    count = np.int64(1)
+                    b = sk.bucket_of(
+                        v0, _cell_at(f1, w1, t1), _cell_at(f2, w2, t2), win
+                    )
+                    if hashed and _seen(ranges, t0, t1, t2, b, win):
+                        continue
+                m = _scan_run(tw, b, count, x0, x1, x2, metric, rr, out, m, slots)
     return m
 
 
