@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 import types
 import warnings
 
@@ -114,6 +115,40 @@ def test_damaged_index_and_data_files_read_as_misses_and_are_rewritten(tmp_path)
                 injected += 1
             path.write_bytes(good)
     assert injected == 2 * 118
+
+
+def test_two_saves_at_once_into_one_cache_keep_both_entries(tmp_path, monkeypatch):
+    """Processes sharing a cache (test workers, dask workers on one machine)
+    save entries of one function at once: one save waits for the other,
+    or the second to write the index drops the first's entry (numba's
+    read, pick a file name, write back)."""
+    first, second = (CheckedCacheFile(str(tmp_path), BASE, STAMP) for _ in "ab")
+    inside, resume = threading.Event(), threading.Event()
+    save_index = CheckedCacheFile._save_index
+
+    def held_up(self, overloads):
+        if self is first:  # between reading the index and writing it back
+            inside.set()
+            assert resume.wait(10)
+        save_index(self, overloads)
+
+    monkeypatch.setattr(CheckedCacheFile, "_save_index", held_up)
+    # Each save opens the lock file anew, so two threads exclude each
+    # other as two processes do.
+    a = threading.Thread(target=first.save, args=(KEY, ENTRY))
+    a.start()
+    assert inside.wait(10)
+    b = threading.Thread(target=second.save, args=(OTHER_KEY, "other"))
+    b.start()
+    b.join(0.3)
+    waited = b.is_alive()
+    resume.set()
+    a.join()
+    b.join()
+    assert waited
+    reader = CheckedCacheFile(str(tmp_path), BASE, STAMP)
+    assert reader.load(KEY) == ENTRY
+    assert reader.load(OTHER_KEY) == "other"
 
 
 def test_a_stale_source_stamp_is_a_miss(tmp_path):

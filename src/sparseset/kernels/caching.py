@@ -20,6 +20,12 @@ such miss in a process warns (:class:`CacheRepairWarning`) naming the
 file, unless the file is foreign (it does not start with :data:`MAGIC`:
 numba's own layout, a cache from before this version); none raises.
 
+Processes that share a cache directory save one at a time
+(:func:`exclusive_file_lock` on a lock file beside each function's
+index): numba reads an index, picks a free data file name and writes the
+index back, so two processes saving entries of one function at once
+would otherwise drop one of them, or write both into one data file.
+
 :func:`install` makes numba build this cache for every function declared
 with ``cache=True`` in a ``sparseset`` module from then on; importing this
 module calls it, and :mod:`sparseset.kernels` imports it before any kernel
@@ -38,8 +44,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import pickle
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from numba.core import caching, dispatcher
@@ -124,6 +132,41 @@ def unseal(raw: bytes) -> bytes | None:
     return payload
 
 
+@contextlib.contextmanager
+def exclusive_file_lock(path: str) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if absent) for
+    the block: one process at a time, whichever the thread.
+
+    Where the platform has no ``fcntl`` (Windows) or the lock file cannot
+    be opened (a read-only cache), the block runs unlocked: a cache entry
+    is then possibly lost to a concurrent save (compiled again later),
+    never mixed up, since a data file names its entry's key.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> where = os.path.join(tempfile.mkdtemp(), "index.lock")
+    >>> with exclusive_file_lock(where):
+    ...     os.path.exists(where)
+    True
+    """
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here: a save may lose an entry
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 class CheckedCacheFile(caching.IndexDataCacheFile):
     """numba's index and data files, each sealed with a digest; a file that
     fails its check or does not unpickle reads as absent."""
@@ -173,19 +216,21 @@ class CheckedCacheFile(caching.IndexDataCacheFile):
 
     def save(self, key: Any, data: Any) -> None:
         """Save an entry as numba does, its data file holding the entry's
-        key and source stamp too."""
-        overloads = self._load_index()
-        name = overloads.get(key)
-        if name is None:
-            taken = set(overloads.values())
-            number = 1
-            while self._data_name(number) in taken:
-                number += 1
-            name = overloads[key] = self._data_name(number)
-            self._save_index(overloads)
-        payload = self._dump((self._source_stamp, key, data))
-        with self._open_for_write(self._data_path(name)) as f:
-            f.write(seal(payload))
+        key and source stamp too; processes sharing the cache take turns
+        (:func:`exclusive_file_lock`)."""
+        with exclusive_file_lock(self._index_path + ".lock"):
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None:
+                taken = set(overloads.values())
+                number = 1
+                while self._data_name(number) in taken:
+                    number += 1
+                name = overloads[key] = self._data_name(number)
+                self._save_index(overloads)
+            payload = self._dump((self._source_stamp, key, data))
+            with self._open_for_write(self._data_path(name)) as f:
+                f.write(seal(payload))
         caching._cache_log("[cache] data saved to %r", self._data_path(name))
 
     def load(self, key: Any) -> Any:
@@ -267,6 +312,7 @@ __all__ = [
     "CheckedCacheFile",
     "CheckedFunctionCache",
     "ChoosingFunctionCache",
+    "exclusive_file_lock",
     "install",
     "seal",
     "unseal",
