@@ -50,16 +50,18 @@ class GridTwin(NamedTuple):
     version: int
 
 
-#: Every call here is inlined into its caller and runs without NRT. A
-#: twin passed to a compiled call is eleven arrays copied in and out, more
-#: than a move costs; inlined, numba reads each field where it is used.
-#: Without NRT nothing here raises or allocates, and a caller compiled
-#: without NRT (``@njit(_nrt=False)``) pays no reference counting on the
-#: twin's fields; under NRT every field read may increment and decrement
-#: its array's count. The price is compile time in every caller: numba
-#: copies an inlined body's IR once per call site (and per block of it),
-#: so a body is best called from one site, as ``_within`` calls
-#: ``_scan_run``.
+#: Every function taking the twin is inlined into its caller (numba's
+#: IR-level inlining) and runs without NRT. A twin passed to a compiled
+#: call is eleven arrays copied in and out, more than a move costs;
+#: inlined, numba reads each field where it is used. Without NRT nothing
+#: here raises or allocates, and a caller compiled without NRT
+#: (``@njit(_nrt=False)``) pays no reference counting on the twin's
+#: fields; under NRT every field read may increment and decrement its
+#: array's count. The price is compile time in every caller: numba copies
+#: an inlined body's IR once per call site, with every body inlined into
+#: it, again. So the small helpers on scalars and the table's arrays
+#: (here and in ``kernels.spaces``) are plain compiled functions, which
+#: LLVM inlines by itself, compiled once per signature.
 _TWIN: Any = {"inline": "always", **NO_NRT}
 #: A ring's size and its cells' total differ by this share of the size
 #: (sixteen units in the last place) when the cell tiles the ring but
@@ -232,7 +234,7 @@ def grid_remove(tw: Any, x: Any) -> Any:
     return 1
 
 
-@typed_njit(**_TWIN)
+@typed_njit(**NO_NRT)
 def _wrapped(x: Any, width: Any) -> Any:
     if width > 0.0:
         x = x % width
@@ -241,7 +243,7 @@ def _wrapped(x: Any, width: Any) -> Any:
     return x
 
 
-@typed_njit(**_TWIN)
+@typed_njit(**NO_NRT)
 def _cell_at(f: Any, w: Any, u: Any) -> Any:
     """Coordinate ``f + u`` of an axis range, wrapped when ``w`` is not 0."""
     v = f + u
@@ -250,7 +252,7 @@ def _cell_at(f: Any, w: Any, u: Any) -> Any:
     return v
 
 
-@typed_njit(**_TWIN)
+@typed_njit(**NO_NRT)
 def _seen(ranges: Any, t0: Any, t1: Any, t2: Any, b: Any, win: Any) -> Any:
     """Whether a cell enumerated before ``(t0, t1, t2)`` has bucket ``b``
     (a hashed table's buckets may repeat)."""
@@ -269,7 +271,7 @@ def _seen(ranges: Any, t0: Any, t1: Any, t2: Any, b: Any, win: Any) -> Any:
     return False
 
 
-@typed_njit(**_TWIN)
+@typed_njit(**NO_NRT)
 def _range(c: Any, d: Any, r: Any, dims: Any, geo: Any, win: Any) -> Any:
     """Axis ``d``'s ``(first, count, wrap)`` of cells within ``r`` of cell
     ``c`` (one cell, 0, past ``dims``)."""
@@ -344,32 +346,31 @@ def _within(
     (f0, n0, w0), (f1, n1, w1), (f2, n2, w2) = ranges
     rr = r * r if metric == EUCLIDEAN else r
     hashed = win[sk.W_MODE] != 0
-    # A dense 2-D table numbers the cells of a column consecutively: the
-    # column's cells in reach are one run of buckets, two where it wraps,
-    # each scanned as one range of slots. Every other table scans each
-    # cell's bucket alone. One scan below serves both: each inlined
-    # copy of it costs compile time in every caller.
-    runs = not hashed and dims == 2
-    u = f1 % w1 if w1 > 0 else f1
-    first = min(n1, w1 - u) if w1 > 0 else n1
-    m1 = (1 if first == n1 else 2) if runs else n1
-    m2 = 1 if runs else n2
     m = 0
+    if not hashed and dims == 2:
+        # A dense table numbers the cells of a column consecutively: the
+        # column's cells in reach are one run of buckets, two where it
+        # wraps, each scanned as one range of slots.
+        for t0 in range(n0):
+            v0 = _cell_at(f0, w0, t0)
+            u = f1 % w1 if w1 > 0 else f1
+            first = min(n1, w1 - u) if w1 > 0 else n1
+            b = sk.bucket_of(v0, u, f2, win)
+            m = _scan_run(tw, b, first, x0, x1, x2, metric, rr, out, m, slots)
+            if first < n1:
+                b = sk.bucket_of(v0, np.int64(0), f2, win)
+                m = _scan_run(tw, b, n1 - first, x0, x1, x2, metric, rr, out, m, slots)
+        return m
     for t0 in range(n0):
-        v0 = _cell_at(f0, w0, t0)
-        for t1 in range(m1):
-            for t2 in range(m2):
-                if runs:
-                    count = first if t1 == 0 else n1 - first
-                    b = sk.bucket_of(v0, u if t1 == 0 else np.int64(0), f2, win)
-                else:
-                    count = np.int64(1)
-                    b = sk.bucket_of(
-                        v0, _cell_at(f1, w1, t1), _cell_at(f2, w2, t2), win
-                    )
-                    if hashed and _seen(ranges, t0, t1, t2, b, win):
-                        continue
-                m = _scan_run(tw, b, count, x0, x1, x2, metric, rr, out, m, slots)
+        for t1 in range(n1):
+            for t2 in range(n2):
+                b = sk.bucket_of(
+                    _cell_at(f0, w0, t0), _cell_at(f1, w1, t1),
+                    _cell_at(f2, w2, t2), win,
+                )  # fmt: skip
+                if hashed and _seen(ranges, t0, t1, t2, b, win):
+                    continue
+                m = _scan_run(tw, b, 1, x0, x1, x2, metric, rr, out, m, slots)
     return m
 
 
@@ -466,7 +467,7 @@ def _cell(tw: Any, c0: Any, c1: Any, c2: Any, out: Any, slots: Any) -> Any:
     return m
 
 
-@typed_njit(**_TWIN)
+@typed_njit(**NO_NRT)
 def _inside(t: Any, d: Any, win: Any) -> Any:
     """Whether table cell ``t`` of a dense table holds no clamped cell on
     axis ``d``: inside the window's edge, or on a ring (never clamped)."""

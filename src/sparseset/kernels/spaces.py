@@ -53,7 +53,7 @@ WIN_LENGTH = 12
 EUCLIDEAN, CHEBYSHEV, MANHATTAN = 0, 1, 2
 
 
-@njit(inline="always", **NO_NRT)
+@njit(**NO_NRT)
 def true_cell(x, d, geo, win):
     """The cell coordinate of ``x`` on axis ``d``, clamped to +-LIMIT and
     into a torus' cells, not into the window."""
@@ -69,7 +69,7 @@ def true_cell(x, d, geo, win):
     return ci
 
 
-@njit(inline="always", **NO_NRT)
+@njit(**NO_NRT)
 def table_cell(c, d, win):
     """A true cell coordinate as the table sees it (clamped to the window,
     inside its padding)."""
@@ -117,7 +117,7 @@ def bucket_of_slot(pos, s, dims, geo, win):
     return bucket_of(c0, c1, c2, win)
 
 
-@njit(inline="always", **NO_NRT)
+@njit(**NO_NRT)
 def axis_range(c, d, k, win):
     """``(first, count, wrap)`` of the table cells within ``k`` of ``c`` on
     axis ``d``: cells ``first + t`` for ``t < count``, modulo ``wrap``
@@ -195,7 +195,7 @@ def _shell_sort(out, m):
         gap //= 3
 
 
-@njit(inline="always", **NO_NRT)
+@njit(**NO_NRT)
 def close(pos, q, x0, x1, x2, dims, geo, metric, rr):
     """Whether slot ``q`` lies within the radius (``rr``: r squared for the
     euclidean metric, r otherwise) of the point."""
