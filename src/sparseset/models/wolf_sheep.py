@@ -36,6 +36,8 @@ import numpy as np
 from numba import njit
 
 from ..jit.grid import grid_cell, grid_remove
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
 from .parameters import positive_ints
@@ -66,7 +68,7 @@ def _neighbours(x: Any, y: Any, width: Any, height: Any, nx: Any, ny: Any) -> An
     return k
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def sheep_turn(
     wolves_at: Any,
     pos: Any,
@@ -83,6 +85,10 @@ def sheep_turn(
     seed: Any,
     dead: Any,
     born: Any,
+    nx: Any,
+    ny: Any,
+    safe: Any,
+    grassy: Any,
 ) -> None:
     """The sheep's turn, sheep by sheep in ``order`` (rows of ``pos`` and
     ``energy``); ``wolves_at[x * height + y]`` counts the wolves of each
@@ -93,13 +99,11 @@ def sheep_turn(
     is grown again (grown when at most ``now``, the steps done before this
     one). Writes ``dead[a]`` (starved) and ``born[a]`` (gave birth: a
     lamb with the parent's energy and cell).
-    Draws from numba's generator, seeded with ``seed``.
+    Draws from numba's generator, seeded with ``seed``. ``nx``, ``ny``,
+    ``safe`` and ``grassy`` are scratch room for four cells: compiled
+    without NRT, the turn allocates nothing.
     """
     np.random.seed(seed)
-    nx = np.empty(4, np.int64)
-    ny = np.empty(4, np.int64)
-    safe = np.empty(4, np.int64)
-    grassy = np.empty(4, np.int64)
     for i in range(order.shape[0]):
         a = order[i]
         x = np.int64(pos[a, 0])
@@ -136,7 +140,7 @@ def sheep_turn(
             born[a] = True
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def wolf_turn(
     sheep_at: Any,
     sheep_tw: Any,
@@ -152,6 +156,9 @@ def wolf_turn(
     born: Any,
     eaten: Any,
     out: Any,
+    nx: Any,
+    ny: Any,
+    prey: Any,
 ) -> Any:
     """The wolves' turn, wolf by wolf in ``order`` (rows of ``pos`` and
     ``energy``); returns the number of sheep eaten, whose handles it
@@ -159,11 +166,10 @@ def wolf_turn(
     ``sheep_tw``, and from ``sheep_at``, the count of sheep of each
     cell). ``out`` holds at least every sheep. Writes ``dead`` and
     ``born`` as :func:`sheep_turn` (wolves do not look at wolves: the
-    wolves' grid catches up when asked)."""
+    wolves' grid catches up when asked). ``nx``, ``ny`` and ``prey``:
+    scratch room for four cells. Compiled without NRT, the turn reads the
+    twin's fields with no reference counting."""
     np.random.seed(seed)
-    nx = np.empty(4, np.int64)
-    ny = np.empty(4, np.int64)
-    prey = np.empty(4, np.int64)
     meals = 0
     for i in range(order.shape[0]):
         a = order[i]
@@ -380,6 +386,7 @@ class WolfSheep:
         #: steps read and write: set it to stage a meadow.
         self.regrow_at = self._regrow.reshape(self.width, self.height)
         self.steps = 0
+        self._scratch = tuple(np.empty(4, np.int64) for _ in range(4))
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -461,7 +468,7 @@ class WolfSheep:
             self.rng.permutation(n), self._regrow, self.steps, self.width,
             self.height, self.grass, self.grass_regrowth_time,
             self.sheep_gain_from_food, self.sheep_reproduce,
-            int(self.rng.integers(0, 2**31 - 1)), dead, born,
+            int(self.rng.integers(0, 2**31 - 1)), dead, born, *self._scratch,
         )  # fmt: skip
         self._births_and_deaths("sheep", handles, dead, born)
 
@@ -477,7 +484,7 @@ class WolfSheep:
             self.rng.permutation(n), self.width, self.height,
             self.wolf_gain_from_food, self.wolf_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
-            np.empty(len(w["sheep"]), np.int64),
+            np.empty(len(w["sheep"]), np.int64), *self._scratch[:3],
         )  # fmt: skip
         self._births_and_deaths("wolf", handles, dead, born, eaten[:meals])
         self.steps += 1
