@@ -26,7 +26,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints
+from .parameters import activation_order, positive_ints
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
@@ -263,7 +263,7 @@ class BoltzmannWealth:
                 f"the agent at row {bad} stands at {pos[bad].tolist()}, not a "
                 f"cell of the {self.width} x {self.height} grid"
             )
-        order = self.rng.permutation(n)
+        order = activation_order(self.rng, n)
         seed = int(self.rng.integers(0, 2**31 - 1))
         boltzmann_step(
             pos, wealth_store["wealth"], order, self.width, self.height, seed,

@@ -28,7 +28,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import StepState, positive_ints
+from .parameters import StepState, activation_order, positive_ints
 
 
 @typed_njit(**NO_NRT)
@@ -293,7 +293,7 @@ class Schelling:
         tw, pos = self._arrays()
         n = pos.shape[0]
         if n < self.width * self.height:  # Mesa's would wait forever on a full grid
-            order = self.rng.permutation(n)
+            order = activation_order(self.rng, n)
             seed = int(self.rng.integers(0, 2**31 - 1))
             schelling_moves(
                 tw, pos, self.world["happy"]["happy"], self._state.slot_of,

@@ -40,7 +40,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints
+from .parameters import activation_order, positive_ints
 
 #: The von Neumann offsets (Mesa's ``OrthogonalVonNeumannGrid``).
 _DX = np.array([-1, 0, 0, 1], np.int64)
@@ -465,7 +465,7 @@ class WolfSheep:
         born = np.zeros(n, np.bool_)
         sheep_turn(
             self._census("wolf"), sheep["pos"], sheep["energy"],
-            self.rng.permutation(n), self._regrow, self.steps, self.width,
+            activation_order(self.rng, n), self._regrow, self.steps, self.width,
             self.height, self.grass, self.grass_regrowth_time,
             self.sheep_gain_from_food, self.sheep_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, *self._scratch,
@@ -481,7 +481,7 @@ class WolfSheep:
         eaten = np.empty(min(n, len(w["sheep"])), np.int64)
         meals = wolf_turn(
             self._census("sheep"), sheep_tw, wolves["pos"], wolves["energy"],
-            self.rng.permutation(n), self.width, self.height,
+            activation_order(self.rng, n), self.width, self.height,
             self.wolf_gain_from_food, self.wolf_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
             np.empty(len(w["sheep"]), np.int64), *self._scratch[:3],
