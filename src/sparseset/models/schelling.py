@@ -11,9 +11,9 @@ every agent's happiness is assessed again.
 The steps read the cells' occupants from a map of one slot a cell,
 filled from the grid's positions at the start of each step and kept as
 the agents move (one agent a cell, as Mesa's grid): the draws of random
-cells until an empty one and the neighbourhoods read it, as a
-hand-written lattice does, while the moves reach the grid through its
-twin, so that the grid answers queries between steps.
+cells until an empty one and the neighbourhoods read it, in cell order,
+as a hand-written lattice does, while the moves reach the grid through
+its twin, so that the grid answers queries between steps.
 """
 
 from __future__ import annotations
@@ -32,17 +32,25 @@ from .parameters import StepState, activation_order, positive_ints
 
 
 @typed_njit(**NO_NRT)
-def schelling_map(tw: Any, width: Any, height: Any, occupant: Any) -> None:
+def schelling_map(tw: Any, width: Any, height: Any, occupant: Any) -> Any:
     """``occupant[x * height + y]``: the slot in the grid ``tw`` of the
-    agent on cell ``(x, y)``, -1 if none (one agent a cell); agents off
-    the grid are in no cell."""
+    agent on cell ``(x, y)``, -1 if none. Returns the first slot whose
+    position is not a cell of the grid or is the cell of another agent,
+    -1 if none."""
     for c in range(occupant.shape[0]):
         occupant[c] = -1
     for s in range(tw.meta[2]):
-        x = math.floor(tw.pos[s, 0])
-        y = math.floor(tw.pos[s, 1])
-        if 0 <= x < width and 0 <= y < height:
-            occupant[x * height + y] = s
+        x = tw.pos[s, 0]
+        y = tw.pos[s, 1]
+        if not (0.0 <= x < width and 0.0 <= y < height) or (
+            x != math.floor(x) or y != math.floor(y)
+        ):
+            return s
+        c = np.int64(x) * height + np.int64(y)
+        if occupant[c] >= 0:
+            return s
+        occupant[c] = s
+    return -1
 
 
 @typed_njit(**NO_NRT)
@@ -73,10 +81,7 @@ def schelling_moves(
             if occupant[x * height + y] < 0:
                 break
         s = slot_of[a]
-        u = math.floor(tw.pos[s, 0])
-        v = math.floor(tw.pos[s, 1])
-        if 0 <= u < width and 0 <= v < height:
-            occupant[u * height + v] = -1
+        occupant[np.int64(tw.pos[s, 0]) * height + np.int64(tw.pos[s, 1])] = -1
         occupant[x * height + y] = s
         pos[a, 0] = x
         pos[a, 1] = y
@@ -104,31 +109,34 @@ def schelling_assess(
     the agent in slot ``s`` of the grid ``tw``, ``occupant`` the cells'
     slots (:func:`schelling_map`), ``kind_at`` a type a slot.
 
-    Each type is read once into ``kind_at``, by slot: the neighbours'
-    types are then read from one small array, not from rows scattered by
-    the moves."""
+    The agents are taken in cell order: the neighbourhoods of one after
+    the other overlap, read from the map in order. Each type is read once
+    into ``kind_at``, by slot: the neighbours' types are then read from
+    one small array, not from rows scattered by the moves."""
     n = tw.meta[2]
     for s in range(n):
         kind_at[s] = kind[row_at[s]]
     count = 0
-    for s in range(n):
-        x = math.floor(tw.pos[s, 0])
-        y = math.floor(tw.pos[s, 1])
-        same = 0
-        neighbours = 0
-        mine = kind_at[s]
-        for u in range(max(x - radius, 0), min(x + radius + 1, width)):
-            for v in range(max(y - radius, 0), min(y + radius + 1, height)):
-                q = occupant[u * height + v]
-                if q >= 0 and q != s:
-                    neighbours += 1
-                    if kind_at[q] == mine:
-                        same += 1
-        share = same / neighbours if neighbours > 0 else 0.0
-        a = row_at[s]
-        similar[a] = share if neighbours > 0 else np.nan
-        happy[a] = not share < homophily
-        count += happy[a]
+    for x in range(width):
+        for y in range(height):
+            s = occupant[x * height + y]
+            if s < 0:
+                continue
+            same = 0
+            neighbours = 0
+            mine = kind_at[s]
+            for u in range(max(x - radius, 0), min(x + radius + 1, width)):
+                for v in range(max(y - radius, 0), min(y + radius + 1, height)):
+                    q = occupant[u * height + v]
+                    if q >= 0 and q != s:
+                        neighbours += 1
+                        if kind_at[q] == mine:
+                            same += 1
+            share = same / neighbours if neighbours > 0 else 0.0
+            a = row_at[s]
+            similar[a] = share if neighbours > 0 else np.nan
+            happy[a] = not share < homophily
+            count += happy[a]
     return count
 
 
@@ -152,10 +160,7 @@ class Schelling:
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
-    Mesa's run); positions set by hand between steps count in the cell
-    of their floor, one agent a cell (of two agents put on one cell, one
-    only is seen as a neighbour; one put off the grid, by no one); the
-    model does not stop by itself (Mesa's ``running`` is
+    Mesa's run); the model does not stop by itself (Mesa's ``running`` is
     :attr:`running`, for the caller to read); :meth:`segregation` is an
     extra (Mesa reports ``happy`` and ``pct_happy``); recording is off
     unless ``record=True``, which makes ``recorder`` a
@@ -258,8 +263,22 @@ class Schelling:
         # current) and is never rebuilt for the model: its strays cost the
         # grid's neighbour scans, which the step does not make.
         tw = self._state.twin(handles)
-        schelling_map(tw, self.width, self.height, self._occupant)
-        return tw, w["pos"]["pos"]
+        bad = schelling_map(tw, self.width, self.height, self._occupant)
+        pos = w["pos"]["pos"]
+        if bad >= 0:
+            row = int(self._state.row_at[bad])
+            at = pos[row]
+            rows = np.flatnonzero((pos == at).all(axis=1))
+            if rows.shape[0] > 1:
+                raise ValueError(
+                    f"the agents at rows {rows.tolist()} share the cell "
+                    f"{at.tolist()}: one agent a cell"
+                )
+            raise ValueError(
+                f"the agent at row {row} stands at {at.tolist()}, not a cell "
+                f"of the {self.width} x {self.height} grid"
+            )
+        return tw, pos
 
     def _assess(self, tw: Any) -> None:
         w = self.world
@@ -289,6 +308,10 @@ class Schelling:
             If the world's ``type``, ``happy`` and ``pos`` no longer hold
             the same agents in the same order (agents added or removed by
             hand).
+        ValueError
+            If an agent's ``pos`` (written by hand) is not a cell of the
+            grid (integer coordinates in ``[0, width) x [0, height)``) or
+            is another agent's cell; nothing changes.
         """
         tw, pos = self._arrays()
         n = pos.shape[0]
