@@ -69,6 +69,24 @@ def _neighbours(x: Any, y: Any, width: Any, height: Any, nx: Any, ny: Any) -> An
 
 
 @typed_njit(**NO_NRT)
+def census(pos: Any, width: Any, height: Any, count: Any) -> Any:
+    """``count[x * height + y]``: the animals (rows of ``pos``) on cell
+    ``(x, y)``; the first row whose position is not a cell of the grid
+    (integer coordinates in range), -1 if none."""
+    for c in range(count.shape[0]):
+        count[c] = 0
+    for a in range(pos.shape[0]):
+        x = pos[a, 0]
+        y = pos[a, 1]
+        if not (0.0 <= x < width and 0.0 <= y < height) or (
+            x != math.floor(x) or y != math.floor(y)
+        ):
+            return a
+        count[np.int64(x) * height + np.int64(y)] += 1
+    return -1
+
+
+@typed_njit(**NO_NRT)
 def sheep_turn(
     wolves_at: Any,
     pos: Any,
@@ -419,29 +437,24 @@ class WolfSheep:
         """The number of ``kind`` animals of each cell, by ``x * height +
         y``: where a neighbour's query needs only whether a cell is empty,
         a table lookup answers it (a query of the grid scans the cell).
-        O(n + cells)."""
-        return np.bincount(self._cells(kind), minlength=self.width * self.height)
+        Checks that every position is a cell of the grid first (the
+        compiled turns index by them). O(n + cells).
 
-    def _cells(self, kind: str) -> np.ndarray:
-        """Each ``kind`` animal's cell, ``x * height + y``, after checking
-        that every position is a cell of the grid (the compiled turns
-        index by them). O(n)."""
+        Raises
+        ------
+        ValueError
+            If an animal's position is not a cell of the grid, naming its
+            row.
+        """
         pos = self.world[kind]["pos"]
-        xy = pos.astype(np.int64)
-        bad = (
-            (xy != pos).any(axis=1)
-            | (xy[:, 0] < 0)
-            | (xy[:, 0] >= self.width)
-            | (xy[:, 1] < 0)
-            | (xy[:, 1] >= self.height)
-        )
-        if bad.any():
-            row = int(np.argmax(bad))
+        count = np.empty(self.width * self.height, np.int64)
+        row = census(pos, self.width, self.height, count)
+        if row >= 0:
             raise ValueError(
                 f"the {kind} at row {row} stands at {pos[row].tolist()}, not a "
                 f"cell of the {self.width} x {self.height} grid"
             )
-        return xy[:, 0] * self.height + xy[:, 1]
+        return count
 
     def step(self) -> None:
         """The sheep's turn, then the wolves', each one at a time in a
@@ -457,14 +470,15 @@ class WolfSheep:
             nothing changes.
         """
         w = self.world
-        self._cells("sheep")
+        self._census("sheep")  # checked before anything changes
+        wolves_at = self._census("wolf")
         sheep = w["sheep"]
         handles = sheep.ids
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
         born = np.zeros(n, np.bool_)
         sheep_turn(
-            self._census("wolf"), sheep["pos"], sheep["energy"],
+            wolves_at, sheep["pos"], sheep["energy"],
             activation_order(self.rng, n), self._regrow, self.steps, self.width,
             self.height, self.grass, self.grass_regrowth_time,
             self.sheep_gain_from_food, self.sheep_reproduce,
