@@ -185,3 +185,21 @@ def test_the_grid_follows_moves_and_writes_declared_by_hand():
     assert np.array_equal(m.grid.positions(m.agents), m.world["pos"]["pos"])
     m.step()
     assert np.array_equal(m.grid.positions(m.agents), m.world["pos"]["pos"])
+
+
+def test_a_refused_step_leaves_the_run_as_it_was():
+    """The cell lists are checked before they change: put the position
+    back, and the run goes on as if nothing had happened."""
+    a = BoltzmannWealth(n=40, width=5, height=5, seed=9)
+    b = BoltzmannWealth(n=40, width=5, height=5, seed=9)
+    a.run(2)
+    b.run(2)
+    back = a.world["pos"]["pos"][30].copy()
+    a.world["pos"]["pos"][30] = [-1.0, 0.0]
+    with pytest.raises(ValueError, match="row 30"):
+        a.step()
+    a.world["pos"]["pos"][30] = back
+    a.run(5)
+    b.run(5)
+    assert np.array_equal(a.world["wealth"]["wealth"], b.world["wealth"]["wealth"])
+    assert np.array_equal(a.world["pos"]["pos"], b.world["pos"]["pos"])

@@ -8,7 +8,8 @@ gives one unit to a random other agent of its new cell. The activation
 loop is compiled: each agent sees the moves and gifts of those before it.
 
 The step moves the agents in lists of one cell each that it links from
-the positions first (as a hand-written model does), writing each move
+the positions (as a hand-written model does; again only when a position
+changed since the last step, or an agent came or went), writing each move
 into the ``pos`` column at once, and declares the column written: every
 agent moves every step, so the grid (``world.grid("pos")``) catches up
 when next asked, in one sort of every position, instead of re-bucketing
@@ -39,9 +40,9 @@ def boltzmann_cells(
 ) -> Any:
     """Link the agents (rows of ``pos``) into one doubly linked list a cell
     (``head[x * height + y]``, ``nxt``/``prv`` by row, -1 ends); the
-    first row whose position is not a cell of the grid, -1 if none."""
-    for c in range(head.shape[0]):
-        head[c] = -1
+    first row whose position is not a cell of the grid, -1 if none. Every
+    position is checked before a list changes: a refusal leaves the lists
+    as they were."""
     for a in range(pos.shape[0]):
         x = pos[a, 0]
         y = pos[a, 1]
@@ -49,7 +50,10 @@ def boltzmann_cells(
             x != math.floor(x) or y != math.floor(y)
         ):
             return a
-        c = np.int64(x) * height + np.int64(y)
+    for c in range(head.shape[0]):
+        head[c] = -1
+    for a in range(pos.shape[0]):
+        c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
         nxt[a] = head[c]
         prv[a] = -1
         if head[c] >= 0:
@@ -223,6 +227,8 @@ class BoltzmannWealth:
         self._head = np.empty(self.width * self.height, np.int64)
         self._nxt = np.empty(self.num_agents, np.int64)
         self._prv = np.empty(self.num_agents, np.int64)
+        #: The positions the cell lists were linked for (none yet).
+        self._linked = np.empty((0, 2), np.float64)
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -255,20 +261,27 @@ class BoltzmannWealth:
         if self._nxt.shape[0] < n:
             self._nxt = np.empty(n, np.int64)
             self._prv = np.empty(n, np.int64)
-        bad = boltzmann_cells(
-            pos, self.width, self.height, self._head, self._nxt, self._prv
-        )
-        if bad >= 0:
-            raise ValueError(
-                f"the agent at row {bad} stands at {pos[bad].tolist()}, not a "
-                f"cell of the {self.width} x {self.height} grid"
+        linked = self._linked
+        # The lists are a function of the positions by row: the last step
+        # left them linked, and they stand unless a position changed since.
+        if linked.shape != pos.shape or not np.array_equal(linked, pos):
+            bad = boltzmann_cells(
+                pos, self.width, self.height, self._head, self._nxt, self._prv
             )
+            if bad >= 0:
+                raise ValueError(
+                    f"the agent at row {bad} stands at {pos[bad].tolist()}, not "
+                    f"a cell of the {self.width} x {self.height} grid"
+                )
+            if linked.shape != pos.shape:
+                linked = self._linked = np.empty_like(pos)
         order = activation_order(self.rng, n)
         seed = int(self.rng.integers(0, 2**31 - 1))
         boltzmann_step(
             pos, wealth_store["wealth"], order, self.width, self.height, seed,
             self._head, self._nxt, self._prv,
         )  # fmt: skip
+        np.copyto(linked, pos)
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
         pos_store.touch_rows(slice(0, n))
