@@ -9,7 +9,8 @@ sheep's turn reads a count of wolves per cell, and the wolves' turn a
 table of the sheep of each cell (a counting sort, made after the
 sheep's turn, whose segments shrink as sheep are eaten). The rules and
 the activation (sheep one at a time in a shuffled order, then wolves)
-are the model's. ``model / floor`` in the same run is what the World,
+are the model's, the activation order drawn as the models draw it
+(``_models_floor.floor_order``). ``model / floor`` in the same run is what the World,
 its grids, the deferred commands and the model's bookkeeping add.
 
 The names avoid asv's benchmark prefixes because asv imports every module.
@@ -17,6 +18,8 @@ The names avoid asv's benchmark prefixes because asv imports every module.
 
 import numba
 import numpy as np
+
+from ._models_floor import floor_order
 
 _DX = np.array([-1, 0, 0, 1], np.int64)
 _DY = np.array([0, -1, 1, 0], np.int64)
@@ -78,7 +81,7 @@ class WolfSheepFloor:
         s.room()
         floor_census(w.x, w.y, w.n, self.height, self.count)
         s.n = floor_sheep(
-            s.x, s.y, s.energy, s.alive, s.n, self.rng.permutation(s.n),
+            s.x, s.y, s.energy, s.alive, s.n, floor_order(self.rng, s.n),
             self.count, self.regrow, self.now, self.width, self.height,
             self.regrowth, 4.0, 0.04, int(self.rng.integers(0, 2**31 - 1)),
         )  # fmt: skip
@@ -88,7 +91,7 @@ class WolfSheepFloor:
         floor_table(s.x, s.y, s.n, self.height, self.count, self.start, self.members)
         w.room()
         w.n = floor_wolves(
-            w.x, w.y, w.energy, w.alive, w.n, self.rng.permutation(w.n),
+            w.x, w.y, w.energy, w.alive, w.n, floor_order(self.rng, w.n),
             s.alive, self.count, self.start, self.members, self.width,
             self.height, 20.0, 0.05, int(self.rng.integers(0, 2**31 - 1)),
         )  # fmt: skip

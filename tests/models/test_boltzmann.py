@@ -160,3 +160,46 @@ def test_the_same_seed_gives_the_same_run_on_any_number_of_threads():
 def test_a_single_cell_grid_is_refused():
     with pytest.raises(ValueError, match="1 x 1"):
         BoltzmannWealth(n=3, width=1, height=1)
+
+
+def test_a_position_off_the_cells_is_refused_and_nothing_changes():
+    m = BoltzmannWealth(n=5, width=4, height=4, seed=1)
+    m.world["pos"]["pos"][3] = [1.5, 2.0]
+    wealth = m.world["wealth"]["wealth"].copy()
+    pos = m.world["pos"]["pos"].copy()
+    with pytest.raises(ValueError, match=r"row 3 stands at \[1.5, 2.0\]"):
+        m.step()
+    m.world["pos"]["pos"][3] = [4.0, 0.0]
+    with pytest.raises(ValueError, match="row 3"):
+        m.step()
+    pos[3] = [4.0, 0.0]
+    assert np.array_equal(m.world["wealth"]["wealth"], wealth)
+    assert np.array_equal(m.world["pos"]["pos"], pos) and m.steps == 0
+
+
+def test_the_grid_follows_moves_and_writes_declared_by_hand():
+    m = BoltzmannWealth(n=30, width=5, height=5, seed=2)
+    m.run(3)
+    m.world["pos"]["pos"][0] = [4.0, 4.0]
+    m.world["pos"].touch(m.agents[0])
+    assert np.array_equal(m.grid.positions(m.agents), m.world["pos"]["pos"])
+    m.step()
+    assert np.array_equal(m.grid.positions(m.agents), m.world["pos"]["pos"])
+
+
+def test_a_refused_step_leaves_the_run_as_it_was():
+    """The cell lists are checked before they change: put the position
+    back, and the run goes on as if nothing had happened."""
+    a = BoltzmannWealth(n=40, width=5, height=5, seed=9)
+    b = BoltzmannWealth(n=40, width=5, height=5, seed=9)
+    a.run(2)
+    b.run(2)
+    back = a.world["pos"]["pos"][30].copy()
+    a.world["pos"]["pos"][30] = [-1.0, 0.0]
+    with pytest.raises(ValueError, match="row 30"):
+        a.step()
+    a.world["pos"]["pos"][30] = back
+    a.run(5)
+    b.run(5)
+    assert np.array_equal(a.world["wealth"]["wealth"], b.world["wealth"]["wealth"])
+    assert np.array_equal(a.world["pos"]["pos"], b.world["pos"]["pos"])

@@ -102,3 +102,20 @@ def test_bad_parameters_are_refused():
         Schelling(density=1.5)
     with pytest.raises(ValueError, match="radius"):
         Schelling(radius=0)
+
+
+@pytest.mark.parametrize("where", ["taken", "off", "between"])
+def test_a_position_off_the_free_cells_is_refused_and_nothing_changes(where):
+    m = Schelling(height=6, width=5, density=0.5, seed=3)
+    w = m.world
+    pos = w["pos"]["pos"]
+    spot = {"taken": pos[0].copy(), "off": [5.0, 0.0], "between": [1.5, 2.0]}[where]
+    pos[1] = spot
+    w["pos"].touch(m.agents[1])
+    before = pos.copy()
+    happy = w["happy"]["happy"].copy()
+    message = r"rows \[0, 1\] share the cell" if where == "taken" else "row 1 stands at"
+    with pytest.raises(ValueError, match=message):
+        m.step()
+    assert np.array_equal(w["pos"]["pos"], before)
+    assert np.array_equal(w["happy"]["happy"], happy) and m.steps == 0

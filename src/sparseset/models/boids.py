@@ -21,7 +21,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import StepState, positive_ints
+from .parameters import StepState, activation_order, positive_ints
 
 
 @typed_njit(inline="always", **NO_NRT)
@@ -246,7 +246,7 @@ class BoidFlockers:
         # A fresh twin: the cell table rebuilt when many boids changed
         # cells, so that a neighbourhood's boids sit close in memory.
         tw = state.twin(handles, build=True)
-        order = self.rng.permutation(handles.shape[0])
+        order = activation_order(self.rng, handles.shape[0])
         boids_step(
             tw, w["pos"]["pos"], w["heading"]["heading"], state.slot_of,
             state.row_at, order,

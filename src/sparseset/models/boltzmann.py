@@ -6,20 +6,28 @@ Each step activates them one at a time in a shuffled order; an agent
 moves to a random Moore neighbour of its cell, then, if it has wealth,
 gives one unit to a random other agent of its new cell. The activation
 loop is compiled: each agent sees the moves and gifts of those before it.
+
+The step moves the agents in lists of one cell each that it links from
+the positions (as a hand-written model does; again only when a position
+changed since the last step, or an agent came or went), writing each move
+into the ``pos`` column at once, and declares the column written: every
+agent moves every step, so the grid (``world.grid("pos")``) catches up
+when next asked, in one sort of every position, instead of re-bucketing
+each agent as it moves.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ..jit.grid import grid_cell_slots, grid_move_slot
 from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import StepState, positive_ints
+from .parameters import activation_order, positive_ints
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
@@ -27,56 +35,92 @@ _DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
 
 
 @typed_njit(**NO_NRT)
+def boltzmann_cells(
+    pos: Any, width: Any, height: Any, head: Any, nxt: Any, prv: Any
+) -> Any:
+    """Link the agents (rows of ``pos``) into one doubly linked list a cell
+    (``head[x * height + y]``, ``nxt``/``prv`` by row, -1 ends); the
+    first row whose position is not a cell of the grid, -1 if none. Every
+    position is checked before a list changes: a refusal leaves the lists
+    as they were."""
+    for a in range(pos.shape[0]):
+        x = pos[a, 0]
+        y = pos[a, 1]
+        if not (0.0 <= x < width and 0.0 <= y < height) or (
+            x != math.floor(x) or y != math.floor(y)
+        ):
+            return a
+    for c in range(head.shape[0]):
+        head[c] = -1
+    for a in range(pos.shape[0]):
+        c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+    return -1
+
+
+@typed_njit(**NO_NRT)
 def boltzmann_step(
-    tw: Any,
     pos: Any,
     wealth: Any,
-    slot_of: Any,
-    row_at: Any,
     order: Any,
     width: Any,
     height: Any,
     seed: Any,
-    out: Any,
+    head: Any,
+    nxt: Any,
+    prv: Any,
 ) -> None:
     """One step of the Boltzmann wealth model, agent by agent.
 
-    ``order`` lists grid slots (agents) in activation order; ``row_at[s]``
-    is the row of ``pos``/``wealth`` of the agent in slot ``s`` of the
-    grid ``tw``, ``slot_of[a]`` the slot of row ``a``; ``out`` holds at
-    least every agent (a cell's members). Draws come from numba's
-    generator, seeded here with ``seed``. The agents read their cells
-    from the grid, and ``pos`` is written once all have moved.
+    ``order`` lists rows of ``pos``/``wealth`` in activation order; the
+    agents stand in the cell lists of :func:`boltzmann_cells`, which the
+    moves keep, and each move writes ``pos`` at once. Draws come from
+    numba's generator, seeded here with ``seed``.
     """
     np.random.seed(seed)
     for i in range(order.shape[0]):
-        s = order[i]
-        a = row_at[s]
-        x = np.int64(tw.pos[s, 0])
-        y = np.int64(tw.pos[s, 1])
+        a = order[i]
+        x = np.int64(pos[a, 0])
+        y = np.int64(pos[a, 1])
         while True:  # a uniform neighbour among those inside the grid
             k = np.random.randint(0, 8)
             nx = x + _DX[k]
             ny = y + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        grid_move_slot(tw, s, float(nx), float(ny))
+        c = x * height + y  # out of the old cell's list
+        if prv[a] >= 0:
+            nxt[prv[a]] = nxt[a]
+        else:
+            head[c] = nxt[a]
+        if nxt[a] >= 0:
+            prv[nxt[a]] = prv[a]
+        c = nx * height + ny  # at the head of the new one's
+        nxt[a] = head[c]
+        prv[a] = -1
+        if head[c] >= 0:
+            prv[head[c]] = a
+        head[c] = a
+        pos[a, 0] = nx
+        pos[a, 1] = ny
         if wealth[a] > 0:
-            m = grid_cell_slots(tw, nx, ny, 0, out)
-            if m > 1:  # someone else is here: a random one of the others
-                j = np.random.randint(0, m - 1)
-                for t in range(m):
-                    if out[t] == s:
-                        continue
-                    if j == 0:
-                        wealth[row_at[out[t]]] += 1
-                        wealth[a] -= 1
-                        break
+            m = 0  # the others of the cell follow a
+            b = nxt[a]
+            while b >= 0:
+                m += 1
+                b = nxt[b]
+            if m > 0:  # someone else is here: a random one of them
+                j = np.random.randint(0, m)
+                b = nxt[a]
+                while j > 0:
+                    b = nxt[b]
                     j -= 1
-    for a in range(pos.shape[0]):
-        s = slot_of[a]
-        pos[a, 0] = tw.pos[s, 0]
-        pos[a, 1] = tw.pos[s, 1]
+                wealth[b] += 1
+                wealth[a] -= 1
 
 
 def gini_of(wealth: np.ndarray) -> float:
@@ -108,7 +152,8 @@ class BoltzmannWealth:
     The agents are entities of ``world`` with components ``wealth``
     (``i8``) and ``pos`` (``f8``, two per row, integer cell coordinates,
     tracked: a change made by hand between steps is declared, as for
-    any reader), and ``grid`` is ``world.grid("pos")``.
+    any reader), and ``grid`` is ``world.grid("pos")``, which catches up
+    with a step's moves when next asked (one sort: all moved).
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
@@ -178,9 +223,12 @@ class BoltzmannWealth:
         self.world = w
         self.agents = agents
         self.grid = w.grid("pos", cell=1.0)
-        self._state = StepState(self.grid)
         self.steps = 0
-        self._out = np.empty(self.num_agents, np.int64)
+        self._head = np.empty(self.width * self.height, np.int64)
+        self._nxt = np.empty(self.num_agents, np.int64)
+        self._prv = np.empty(self.num_agents, np.int64)
+        #: The positions the cell lists were linked for (none yet).
+        self._linked = np.empty((0, 2), np.float64)
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -198,21 +246,45 @@ class BoltzmannWealth:
         RuntimeError
             If the world's ``wealth`` and ``pos`` no longer hold the same
             agents in the same order (agents added or removed by hand).
+        ValueError
+            If an agent's ``pos`` (written by hand) is not a cell of the
+            grid (integer coordinates in ``[0, width) x [0, height)``);
+            nothing changes.
         """
         w = self.world
         wealth_store = w["wealth"]
         pos_store = w["pos"]
-        handles = pos_store.ids
-        if not np.array_equal(wealth_store.ids, handles):
+        if not np.array_equal(wealth_store.ids, pos_store.ids):
             raise RuntimeError("the wealth and pos components hold different agents")
-        state = self._state
-        tw = state.twin(handles)
-        order = self.rng.permutation(handles.shape[0])
+        pos = pos_store["pos"]
+        n = pos.shape[0]
+        if self._nxt.shape[0] < n:
+            self._nxt = np.empty(n, np.int64)
+            self._prv = np.empty(n, np.int64)
+        linked = self._linked
+        # The lists are a function of the positions by row: the last step
+        # left them linked, and they stand unless a position changed since.
+        if linked.shape != pos.shape or not np.array_equal(linked, pos):
+            bad = boltzmann_cells(
+                pos, self.width, self.height, self._head, self._nxt, self._prv
+            )
+            if bad >= 0:
+                raise ValueError(
+                    f"the agent at row {bad} stands at {pos[bad].tolist()}, not "
+                    f"a cell of the {self.width} x {self.height} grid"
+                )
+            if linked.shape != pos.shape:
+                linked = self._linked = np.empty_like(pos)
+        order = activation_order(self.rng, n)
         seed = int(self.rng.integers(0, 2**31 - 1))
         boltzmann_step(
-            tw, pos_store["pos"], wealth_store["wealth"], state.slot_of,
-            state.row_at, order, self.width, self.height, seed, self._out,
+            pos, wealth_store["wealth"], order, self.width, self.height, seed,
+            self._head, self._nxt, self._prv,
         )  # fmt: skip
+        np.copyto(linked, pos)
+        # Every agent moved: the grid catches up when next asked, in one
+        # sort of every position (its path when most moved).
+        pos_store.touch_rows(slice(0, n))
         self.steps += 1
         if self.recorder is not None:
             self.recorder.collect(step=self.steps)

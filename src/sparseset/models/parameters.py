@@ -1,5 +1,6 @@
 """What the models share: their integer parameters' checks, the table
-from an agent's handle to its row, and the grid twin their steps run on.
+from an agent's handle to its row, the grid twin their steps run on, and
+the shuffled order of their activations.
 
 Examples
 --------
@@ -8,6 +9,8 @@ Examples
 (3, 10)
 >>> rows_by_handle(np.array([5, 2])).tolist()
 [-1, -1, 1, -1, -1, 0]
+>>> order = np.empty(5, np.int64); shuffle_order(order, 7); sorted(order.tolist())
+[0, 1, 2, 3, 4]
 """
 
 from __future__ import annotations
@@ -49,6 +52,60 @@ def rows_by_handle(handles: NDArray[np.int64]) -> NDArray[np.int64]:
     rows = np.full(int(handles.max(initial=0)) + 1, -1, np.int64)
     rows[handles] = np.arange(handles.shape[0])
     return rows
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+@typed_njit(**NO_NRT)
+def shuffle_order(order: Any, seed: Any) -> None:
+    """Fill ``order`` with a uniformly random permutation of ``0..n-1``
+    (n < 2**32), a function of ``seed`` alone: a Fisher-Yates shuffle
+    drawing from splitmix64, each index in range by Lemire's
+    multiply-and-reject (no bias). O(n).
+
+    numpy's ``Generator.permutation`` costs several times as much (an
+    activation order is drawn every step of a model, for every agent).
+    """
+    n = order.shape[0]
+    for i in range(n):
+        order[i] = i
+    z = np.uint64(seed)
+    for i in range(n - 1, 0, -1):
+        bound = np.uint64(i + 1)
+        while True:
+            z += _GOLDEN
+            x = (z ^ (z >> np.uint64(30))) * _MIX1
+            x = (x ^ (x >> np.uint64(27))) * _MIX2
+            x ^= x >> np.uint64(31)
+            m = (x >> np.uint64(32)) * bound
+            low = m & _LOW
+            # Rejecting the low words below 2**32 mod bound leaves every
+            # index equally likely; the modulo is paid only on the rare
+            # draws that may need it.
+            if low >= bound or low >= (_LOW + np.uint64(1) - bound) % bound:
+                break
+        j = np.int64(m >> np.uint64(32))
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+
+
+def activation_order(rng: np.random.Generator, n: int) -> NDArray[np.int64]:
+    """A shuffled order of ``n`` agents (rows ``0..n-1``) for one step, seeded
+    by one draw of ``rng``: :func:`shuffle_order`. O(n).
+
+    Examples
+    --------
+    >>> sorted(activation_order(np.random.default_rng(1), 4).tolist())
+    [0, 1, 2, 3]
+    """
+    order = np.empty(n, np.int64)
+    shuffle_order(order, int(rng.integers(0, 2**63 - 1)))
+    return order
 
 
 #: A handle's entity index: its low 32 bits (``index | generation << 32``).

@@ -7,20 +7,50 @@ agent is happy when at least a share ``homophily`` of its neighbours
 (Moore, within ``radius``) are of its type. Each step, the unhappy ones,
 one at a time in a shuffled order, move to a random empty cell; then
 every agent's happiness is assessed again.
+
+The steps read the cells' occupants from a map of one slot a cell,
+filled from the grid's positions at the start of each step and kept as
+the agents move (one agent a cell, as Mesa's grid): the draws of random
+cells until an empty one and the neighbourhoods read it, in cell order,
+as a hand-written lattice does, while the moves reach the grid through
+its twin, so that the grid answers queries between steps.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ..jit.grid import CHEBYSHEV, grid_cell, grid_move_slot, grid_within_slots
+from ..jit.grid import grid_move_slot
 from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import StepState, positive_ints
+from .parameters import StepState, activation_order, positive_ints
+
+
+@typed_njit(**NO_NRT)
+def schelling_map(tw: Any, width: Any, height: Any, occupant: Any) -> Any:
+    """``occupant[x * height + y]``: the slot in the grid ``tw`` of the
+    agent on cell ``(x, y)``, -1 if none. Returns the first slot whose
+    position is not a cell of the grid or is the cell of another agent,
+    -1 if none."""
+    for c in range(occupant.shape[0]):
+        occupant[c] = -1
+    for s in range(tw.meta[2]):
+        x = tw.pos[s, 0]
+        y = tw.pos[s, 1]
+        if not (0.0 <= x < width and 0.0 <= y < height) or (
+            x != math.floor(x) or y != math.floor(y)
+        ):
+            return s
+        c = np.int64(x) * height + np.int64(y)
+        if occupant[c] >= 0:
+            return s
+        occupant[c] = s
+    return -1
 
 
 @typed_njit(**NO_NRT)
@@ -33,12 +63,13 @@ def schelling_moves(
     width: Any,
     height: Any,
     seed: Any,
-    out: Any,
+    occupant: Any,
 ) -> None:
     """The unhappy agents of ``order`` (rows), one at a time, move to a
     uniformly random empty cell (there must be one); ``slot_of[a]`` is row
-    ``a``'s slot in the grid ``tw``. Draws from numba's generator, seeded
-    with ``seed``."""
+    ``a``'s slot in the grid ``tw``, ``occupant`` the cells' slots
+    (:func:`schelling_map`), kept as they move, as is the grid. Draws
+    from numba's generator, seeded with ``seed``."""
     np.random.seed(seed)
     for i in range(order.shape[0]):
         a = order[i]
@@ -47,11 +78,14 @@ def schelling_moves(
         while True:  # Mesa's own way: random cells until an empty one
             x = np.random.randint(0, width)
             y = np.random.randint(0, height)
-            if grid_cell(tw, x, y, 0, out) == 0:
+            if occupant[x * height + y] < 0:
                 break
+        s = slot_of[a]
+        occupant[np.int64(tw.pos[s, 0]) * height + np.int64(tw.pos[s, 1])] = -1
+        occupant[x * height + y] = s
         pos[a, 0] = x
         pos[a, 1] = y
-        grid_move_slot(tw, slot_of[a], float(x), float(y))
+        grid_move_slot(tw, s, float(x), float(y))
 
 
 @typed_njit(**NO_NRT)
@@ -63,40 +97,46 @@ def schelling_assess(
     radius: Any,
     homophily: Any,
     similar: Any,
-    out: Any,
+    occupant: Any,
     kind_at: Any,
+    width: Any,
+    height: Any,
 ) -> Any:
     """Every agent's happiness (written into ``happy``) and its share of
     similar neighbours (into ``similar``, NaN without neighbours): those
-    within Chebyshev ``radius`` in the grid ``tw``; returns how many are
-    happy. ``row_at[s]`` is the row of the agent in slot ``s``; ``out``
-    holds a neighbourhood, ``kind_at`` a type a slot.
+    within Chebyshev ``radius`` (the cells of its Moore neighbourhood, on
+    the grid); returns how many are happy. ``row_at[s]`` is the row of
+    the agent in slot ``s`` of the grid ``tw``, ``occupant`` the cells'
+    slots (:func:`schelling_map`), ``kind_at`` a type a slot.
 
-    The agents are taken in the grid's slot order (cell order after a
-    build), each type read once into ``kind_at``: neighbourhoods are then
-    read from memory close by, not from rows scattered by the moves."""
+    The agents are taken in cell order: the neighbourhoods of one after
+    the other overlap, read from the map in order. Each type is read once
+    into ``kind_at``, by slot: the neighbours' types are then read from
+    one small array, not from rows scattered by the moves."""
     n = tw.meta[2]
     for s in range(n):
         kind_at[s] = kind[row_at[s]]
     count = 0
-    for s in range(n):
-        m = grid_within_slots(
-            tw, tw.pos[s, 0], tw.pos[s, 1], 0.0, radius, CHEBYSHEV, out
-        )
-        same = 0
-        neighbours = 0
-        mine = kind_at[s]
-        for t in range(m):
-            q = out[t]
-            if q != s:
-                neighbours += 1
-                if kind_at[q] == mine:
-                    same += 1
-        share = same / neighbours if neighbours > 0 else 0.0
-        a = row_at[s]
-        similar[a] = share if neighbours > 0 else np.nan
-        happy[a] = not share < homophily
-        count += happy[a]
+    for x in range(width):
+        for y in range(height):
+            s = occupant[x * height + y]
+            if s < 0:
+                continue
+            same = 0
+            neighbours = 0
+            mine = kind_at[s]
+            for u in range(max(x - radius, 0), min(x + radius + 1, width)):
+                for v in range(max(y - radius, 0), min(y + radius + 1, height)):
+                    q = occupant[u * height + v]
+                    if q >= 0 and q != s:
+                        neighbours += 1
+                        if kind_at[q] == mine:
+                            same += 1
+            share = same / neighbours if neighbours > 0 else 0.0
+            a = row_at[s]
+            similar[a] = share if neighbours > 0 else np.nan
+            happy[a] = not share < homophily
+            count += happy[a]
     return count
 
 
@@ -120,8 +160,8 @@ class Schelling:
 
     Differences from Mesa's: the random draws come from numpy and numba
     generators seeded by ``seed`` (the same seed gives the same run, not
-    Mesa's run); the model does not stop by itself (Mesa's ``running``
-    is :attr:`running`, for the caller to read); :meth:`segregation` is an
+    Mesa's run); the model does not stop by itself (Mesa's ``running`` is
+    :attr:`running`, for the caller to read); :meth:`segregation` is an
     extra (Mesa reports ``happy`` and ``pct_happy``); recording is off
     unless ``record=True``, which makes ``recorder`` a
     :class:`~sparseset.Recorder` of ``happy`` and ``pct_happy`` per step
@@ -198,10 +238,8 @@ class Schelling:
         self.happy = 0
         self._similar = np.empty(n)
         self._kind_at = np.empty(n, np.int8)
-        # A neighbourhood's members: room for every agent, so that no
-        # count can run past it.
-        self._out = np.empty(max(n, 1), np.int64)
-        self._assess()
+        self._occupant = np.empty(self.width * self.height, np.int64)
+        self._assess(self._arrays()[0])
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -211,7 +249,9 @@ class Schelling:
             )
             self.recorder.collect(step=0)
 
-    def _arrays(self, build: bool = False) -> tuple[Any, np.ndarray]:
+    def _arrays(self) -> tuple[Any, np.ndarray]:
+        """The grid's twin, the cells' occupants filled from it, and the
+        positions."""
         w = self.world
         handles = w["pos"].ids
         for name in ("type", "happy"):
@@ -219,18 +259,34 @@ class Schelling:
                 raise RuntimeError(
                     f"the {name} and pos components hold different agents"
                 )
-        return self._state.twin(handles, build), w["pos"]["pos"]
+        # The twin stays live across steps (its moves keep the grid
+        # current) and is never rebuilt for the model: its strays cost the
+        # grid's neighbour scans, which the step does not make.
+        tw = self._state.twin(handles)
+        bad = schelling_map(tw, self.width, self.height, self._occupant)
+        pos = w["pos"]["pos"]
+        if bad >= 0:
+            row = int(self._state.row_at[bad])
+            at = pos[row]
+            rows = np.flatnonzero((pos == at).all(axis=1))
+            if rows.shape[0] > 1:
+                raise ValueError(
+                    f"the agents at rows {rows.tolist()} share the cell "
+                    f"{at.tolist()}: one agent a cell"
+                )
+            raise ValueError(
+                f"the agent at row {row} stands at {at.tolist()}, not a cell "
+                f"of the {self.width} x {self.height} grid"
+            )
+        return tw, pos
 
-    def _assess(self) -> None:
-        # Mesa assesses every agent after the moves, reading only: on a
-        # cell table rebuilt if many moved, in cell order.
-        tw, _ = self._arrays(build=True)
+    def _assess(self, tw: Any) -> None:
         w = self.world
         self.happy = int(
             schelling_assess(
                 tw, w["type"]["type"], w["happy"]["happy"], self._state.row_at,
-                self.radius, self.homophily, self._similar, self._out,
-                self._kind_at,
+                self.radius, self.homophily, self._similar, self._occupant,
+                self._kind_at, self.width, self.height,
             )
         )  # fmt: skip
 
@@ -252,17 +308,21 @@ class Schelling:
             If the world's ``type``, ``happy`` and ``pos`` no longer hold
             the same agents in the same order (agents added or removed by
             hand).
+        ValueError
+            If an agent's ``pos`` (written by hand) is not a cell of the
+            grid (integer coordinates in ``[0, width) x [0, height)``) or
+            is another agent's cell; nothing changes.
         """
         tw, pos = self._arrays()
         n = pos.shape[0]
         if n < self.width * self.height:  # Mesa's would wait forever on a full grid
-            order = self.rng.permutation(n)
+            order = activation_order(self.rng, n)
             seed = int(self.rng.integers(0, 2**31 - 1))
             schelling_moves(
                 tw, pos, self.world["happy"]["happy"], self._state.slot_of,
-                order, self.width, self.height, seed, self._out,
+                order, self.width, self.height, seed, self._occupant,
             )  # fmt: skip
-        self._assess()
+        self._assess(tw)
         self.steps += 1
         if self.recorder is not None:
             self.recorder.collect(step=self.steps)

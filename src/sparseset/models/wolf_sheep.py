@@ -36,9 +36,11 @@ import numpy as np
 from numba import njit
 
 from ..jit.grid import grid_cell, grid_remove
+from ..kernels.array_types import typed_njit
+from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import positive_ints
+from .parameters import activation_order, positive_ints
 
 #: The von Neumann offsets (Mesa's ``OrthogonalVonNeumannGrid``).
 _DX = np.array([-1, 0, 0, 1], np.int64)
@@ -66,7 +68,25 @@ def _neighbours(x: Any, y: Any, width: Any, height: Any, nx: Any, ny: Any) -> An
     return k
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
+def census(pos: Any, width: Any, height: Any, count: Any) -> Any:
+    """``count[x * height + y]``: the animals (rows of ``pos``) on cell
+    ``(x, y)``; the first row whose position is not a cell of the grid
+    (integer coordinates in range), -1 if none."""
+    for c in range(count.shape[0]):
+        count[c] = 0
+    for a in range(pos.shape[0]):
+        x = pos[a, 0]
+        y = pos[a, 1]
+        if not (0.0 <= x < width and 0.0 <= y < height) or (
+            x != math.floor(x) or y != math.floor(y)
+        ):
+            return a
+        count[np.int64(x) * height + np.int64(y)] += 1
+    return -1
+
+
+@typed_njit(**NO_NRT)
 def sheep_turn(
     wolves_at: Any,
     pos: Any,
@@ -83,6 +103,10 @@ def sheep_turn(
     seed: Any,
     dead: Any,
     born: Any,
+    nx: Any,
+    ny: Any,
+    safe: Any,
+    grassy: Any,
 ) -> None:
     """The sheep's turn, sheep by sheep in ``order`` (rows of ``pos`` and
     ``energy``); ``wolves_at[x * height + y]`` counts the wolves of each
@@ -93,13 +117,11 @@ def sheep_turn(
     is grown again (grown when at most ``now``, the steps done before this
     one). Writes ``dead[a]`` (starved) and ``born[a]`` (gave birth: a
     lamb with the parent's energy and cell).
-    Draws from numba's generator, seeded with ``seed``.
+    Draws from numba's generator, seeded with ``seed``. ``nx``, ``ny``,
+    ``safe`` and ``grassy`` are scratch room for four cells: compiled
+    without NRT, the turn allocates nothing.
     """
     np.random.seed(seed)
-    nx = np.empty(4, np.int64)
-    ny = np.empty(4, np.int64)
-    safe = np.empty(4, np.int64)
-    grassy = np.empty(4, np.int64)
     for i in range(order.shape[0]):
         a = order[i]
         x = np.int64(pos[a, 0])
@@ -136,7 +158,7 @@ def sheep_turn(
             born[a] = True
 
 
-@njit(cache=True)
+@typed_njit(**NO_NRT)
 def wolf_turn(
     sheep_at: Any,
     sheep_tw: Any,
@@ -152,6 +174,9 @@ def wolf_turn(
     born: Any,
     eaten: Any,
     out: Any,
+    nx: Any,
+    ny: Any,
+    prey: Any,
 ) -> Any:
     """The wolves' turn, wolf by wolf in ``order`` (rows of ``pos`` and
     ``energy``); returns the number of sheep eaten, whose handles it
@@ -159,11 +184,10 @@ def wolf_turn(
     ``sheep_tw``, and from ``sheep_at``, the count of sheep of each
     cell). ``out`` holds at least every sheep. Writes ``dead`` and
     ``born`` as :func:`sheep_turn` (wolves do not look at wolves: the
-    wolves' grid catches up when asked)."""
+    wolves' grid catches up when asked). ``nx``, ``ny`` and ``prey``:
+    scratch room for four cells. Compiled without NRT, the turn reads the
+    twin's fields with no reference counting."""
     np.random.seed(seed)
-    nx = np.empty(4, np.int64)
-    ny = np.empty(4, np.int64)
-    prey = np.empty(4, np.int64)
     meals = 0
     for i in range(order.shape[0]):
         a = order[i]
@@ -380,6 +404,7 @@ class WolfSheep:
         #: steps read and write: set it to stage a meadow.
         self.regrow_at = self._regrow.reshape(self.width, self.height)
         self.steps = 0
+        self._scratch = tuple(np.empty(4, np.int64) for _ in range(4))
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -412,29 +437,24 @@ class WolfSheep:
         """The number of ``kind`` animals of each cell, by ``x * height +
         y``: where a neighbour's query needs only whether a cell is empty,
         a table lookup answers it (a query of the grid scans the cell).
-        O(n + cells)."""
-        return np.bincount(self._cells(kind), minlength=self.width * self.height)
+        Checks that every position is a cell of the grid first (the
+        compiled turns index by them). O(n + cells).
 
-    def _cells(self, kind: str) -> np.ndarray:
-        """Each ``kind`` animal's cell, ``x * height + y``, after checking
-        that every position is a cell of the grid (the compiled turns
-        index by them). O(n)."""
+        Raises
+        ------
+        ValueError
+            If an animal's position is not a cell of the grid, naming its
+            row.
+        """
         pos = self.world[kind]["pos"]
-        xy = pos.astype(np.int64)
-        bad = (
-            (xy != pos).any(axis=1)
-            | (xy[:, 0] < 0)
-            | (xy[:, 0] >= self.width)
-            | (xy[:, 1] < 0)
-            | (xy[:, 1] >= self.height)
-        )
-        if bad.any():
-            row = int(np.argmax(bad))
+        count = np.empty(self.width * self.height, np.int64)
+        row = census(pos, self.width, self.height, count)
+        if row >= 0:
             raise ValueError(
                 f"the {kind} at row {row} stands at {pos[row].tolist()}, not a "
                 f"cell of the {self.width} x {self.height} grid"
             )
-        return xy[:, 0] * self.height + xy[:, 1]
+        return count
 
     def step(self) -> None:
         """The sheep's turn, then the wolves', each one at a time in a
@@ -450,18 +470,19 @@ class WolfSheep:
             nothing changes.
         """
         w = self.world
-        self._cells("sheep")
+        self._census("sheep")  # checked before anything changes
+        wolves_at = self._census("wolf")
         sheep = w["sheep"]
         handles = sheep.ids
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
         born = np.zeros(n, np.bool_)
         sheep_turn(
-            self._census("wolf"), sheep["pos"], sheep["energy"],
-            self.rng.permutation(n), self._regrow, self.steps, self.width,
+            wolves_at, sheep["pos"], sheep["energy"],
+            activation_order(self.rng, n), self._regrow, self.steps, self.width,
             self.height, self.grass, self.grass_regrowth_time,
             self.sheep_gain_from_food, self.sheep_reproduce,
-            int(self.rng.integers(0, 2**31 - 1)), dead, born,
+            int(self.rng.integers(0, 2**31 - 1)), dead, born, *self._scratch,
         )  # fmt: skip
         self._births_and_deaths("sheep", handles, dead, born)
 
@@ -474,10 +495,10 @@ class WolfSheep:
         eaten = np.empty(min(n, len(w["sheep"])), np.int64)
         meals = wolf_turn(
             self._census("sheep"), sheep_tw, wolves["pos"], wolves["energy"],
-            self.rng.permutation(n), self.width, self.height,
+            activation_order(self.rng, n), self.width, self.height,
             self.wolf_gain_from_food, self.wolf_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
-            np.empty(len(w["sheep"]), np.int64),
+            np.empty(len(w["sheep"]), np.int64), *self._scratch[:3],
         )  # fmt: skip
         self._births_and_deaths("wolf", handles, dead, born, eaten[:meals])
         self.steps += 1
