@@ -80,8 +80,9 @@ def test_unasked_assign_copies_and_the_next_query_sorts():
 
 
 def test_world_grid_unasked_with_births_and_deaths():
-    """The demo's pattern: every step everyone moves a little, some die
-    and as many are born; the grid answers brute force's after each."""
+    """The demo's pattern: every step everyone moves a little (a catch-up
+    then), some die and as many are born; queries after some steps catch
+    up with those, and answer brute force's."""
     rng = np.random.default_rng(9)
     w = World()
     w.register("pos", "f8", shape=(2,), track=True)
@@ -91,15 +92,19 @@ def test_world_grid_unasked_with_births_and_deaths():
     w.add("vel", e, vel=rng.uniform(-0.3, 0.3, (500, 2)))
     group = w.group("pos", "vel")
     wg = w.grid("pos", cell=1.0)
-    for _ in range(5):
+    for step in range(6):
         with group.write("pos") as pos:
             pos += group["vel"]
+        wg.sync()  # everyone moved: the bulk path
         dead = rng.choice(w["pos"].ids, 15, replace=False)
         w.destroy(dead)
         born = w.create(15)
         w.add("pos", born, pos=rng.uniform(0, 10, (15, 2)))
         w.add("vel", born, vel=np.zeros((15, 2)))
-        wg.sync()
+        if step % 3:  # a query, catching up with the births and deaths
+            store = w["pos"]
+            model = dict(zip(store.ids.tolist(), store["pos"], strict=True))
+            agrees(wg, model, 2, 1.0, None, rng)
     store = w["pos"]
     model = dict(zip(store.ids.tolist(), store["pos"], strict=True))
     agrees(wg, model, 2, 1.0, None, rng)

@@ -111,7 +111,7 @@ class Grid(Guarded):
     """
 
     __slots__ = (
-        "_asked",
+        "_assigns",
         "_built",
         "_cell",
         "_dims",
@@ -121,6 +121,7 @@ class Grid(Guarded):
         "_head",
         "_key",
         "_lazy",
+        "_lazy_pays",
         "_meta",
         "_nxt",
         "_order",
@@ -185,10 +186,13 @@ class Grid(Guarded):
         self._order = np.zeros(0, np.uint32)
         self._ordered = False
         #: Whether the slots hold the last assign's sources in their own
-        #: order, unsorted (see :meth:`assign`), and whether a query came
-        #: since the last assign (None: no assign yet).
+        #: order, unsorted (see :meth:`assign`); the assigns since the last
+        #: query (None: no assign yet); and whether the last query came
+        #: after more than one, so that the next assign leaves the sort to
+        #: the next query even after a query.
         self._lazy = False
-        self._asked: bool | None = None
+        self._assigns: int | None = None
+        self._lazy_pays = False
         #: Room for the pairs of the next :meth:`pairs` (the last count, and some).
         self._guess = 0
         self._built = False  # the cell table needs a build
@@ -410,9 +414,10 @@ class Grid(Guarded):
 
         An assign that follows another with no query in between (a grid
         kept in step more often than asked) only copies the ids and
-        positions, and leaves the sort to the next query: assigns that no
-        query reads cost a copy each, and a grid queried after each
-        assign sorts in the assign, as before.
+        positions, and leaves the sort to the next query; so do the
+        assigns after a query that came after more than one. Assigns that
+        no query reads cost a copy each, and a grid queried after each
+        assign sorts in the assign.
 
         Parameters
         ----------
@@ -474,8 +479,14 @@ class Grid(Guarded):
         dims = self._dims
         state = engine.state
         kids = np.asarray(arr, engine.kind.id_dtype)
-        if self._asked is False and state.dense.shape[0] >= n <= self._pos.shape[0]:
-            return self._copy(kids, values, n)
+        if self._assigns is not None:
+            self._assigns += 1
+            if (self._assigns > 1 or self._lazy_pays) and (
+                state.dense.shape[0] >= n <= self._pos.shape[0]
+            ):
+                return self._copy(kids, values, n)
+        else:
+            self._assigns = 1
         # Unchanged so far if the table is built from exactly these slots.
         settled = bool(self._built and not self._meta[0])  # every slot home
         same = settled and state.n == n
@@ -501,7 +512,6 @@ class Grid(Guarded):
         )  # fmt: skip
         self._ordered = True
         self._lazy = False
-        self._asked = False
         if same and kept:
             return False  # the same slots, the same table: twins stay valid
         state.n = n
@@ -833,8 +843,9 @@ class Grid(Guarded):
     def _table(self) -> None:
         """Rebuild the cell table if it is stale or has too many strays."""
         self._pull()
-        if self._asked is False:
-            self._asked = True  # the next assign sorts
+        if self._assigns:  # the first query since an assign
+            self._lazy_pays = self._assigns > 1
+            self._assigns = 0
         n = len(self._engine)
         if self._built and self._meta[0] <= STRAY_SHARE * n:
             return
