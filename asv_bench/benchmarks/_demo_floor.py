@@ -11,11 +11,13 @@ particles). One step:
 1. ``integrate``: the demo's own kernel, every particle;
 2. ``age``: the lifetimes of the mortal shorten by ``dt``;
 3. ``drag``: the particles with drag slow down;
-4. ``regrid``: a cell list of every particle, as the demo's World grid
-   keeps one (every particle moved, so its catch-up rebuilds its cell
-   table): each particle's cell from its position (cells of side ``CELL``,
-   ``floor(x / CELL)``), a counting sort of the rows and their positions
-   into cell order;
+4. ``regrid``: the positions copied into the cell list's own rows, as
+   the demo's World grid keeps them (every particle moved and nothing
+   asked the grid since its last catch-up, so the catch-up copies the
+   rows and leaves the sort to the next query); ``counts`` sorts them
+   when asked: each particle's cell from its position (cells of side
+   ``CELL``, ``floor(x / CELL)``), a counting sort of the rows and their
+   positions into cell order;
 5. ``despawn``: the expired leave (swap-and-pop of every array's row), and
    as many are spawned at the end (the demo's draws, appended).
 
@@ -134,12 +136,30 @@ class FloorParticles:
         self.start = np.zeros((GRID + 1) ** 2 + 1, np.int64)
         self.order = np.zeros(count, np.int64)
         self.ordered = np.zeros((count, 2))
+        #: The positions the cell list is of, copied each step; how many,
+        #: and whether the cell list is theirs yet.
+        self.kept = np.zeros((count, 2))
+        self.kept_n = 0
+        self.listed = True
         self.n = 0
         self.spawn(count)
 
     @property
     def counts(self):
-        """Particles per cell of the box, from the last cell list."""
+        """Particles per cell of the box at the last step's regrid (its
+        cell list, sorted now if not yet)."""
+        if not self.listed:
+            cell_list(
+                self.kept,
+                self.kept_n,
+                GRID,
+                CELL,
+                self.keys,
+                self.start,
+                self.order,
+                self.ordered,
+            )
+            self.listed = True
         return np.diff(self.start)
 
     def spawn(self, count):
@@ -167,16 +187,9 @@ class FloorParticles:
         integrate(self.pos[:n], self.vel[:n], DT, GRAVITY, BOX)
         age(self.life, self.mortal, n, np.float32(DT))
         drag(self.vel, self.coefficient, self.dragged, n, DT)
-        cell_list(
-            self.pos,
-            n,
-            GRID,
-            CELL,
-            self.keys,
-            self.start,
-            self.order,
-            self.ordered,
-        )
+        self.kept[:n] = self.pos[:n]
+        self.kept_n = n
+        self.listed = False
         self.n = despawn(
             self.pos,
             self.vel,

@@ -13,8 +13,9 @@ systems, in two batches whose systems run in parallel:
    commands (both applied when the batch ends), and ``regrid`` keeps the
    world's spatial grid (:meth:`~sparseset.World.grid` of ``pos``, cells of
    side :data:`CELL`) in step: it catches up with the moves, births and
-   deaths through change tracking (every particle moved, so one counting
-   sort of them all by cell).
+   deaths through change tracking (every particle moved and nothing asked
+   the grid since, so it copies every position, and the next query sorts
+   them by cell).
 
 Destroyed indexes come back with new generations. The summary ends with
 two checks: the books balance (live particles = spawned - despawned) and
@@ -360,7 +361,8 @@ class ParticleWorld:
         -----
         O(m) for the m particles moved, spawned or despawned since the last
         run (the grid's catch-up through change tracking); when most moved,
-        as here, one counting sort of them all by cell, O(n).
+        as here, a copy of every handle and position, O(n), sorted by cell
+        when the grid is next asked (:attr:`counts`, :meth:`grid_matches`).
         """
         self.space.sync()
 
