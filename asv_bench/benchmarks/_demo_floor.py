@@ -11,14 +11,18 @@ particles). One step:
 1. ``integrate``: the demo's own kernel, every particle;
 2. ``age``: the lifetimes of the mortal shorten by ``dt``;
 3. ``drag``: the particles with drag slow down;
-4. ``despawn``: the expired leave (swap-and-pop of every array's row, the
-   grid's count of its cell down), and as many are spawned at the end
-   (the demo's draws, appended, counted in the grid);
-5. ``regrid``: each particle's cell from its position; one that crossed
-   into another moves in the grid's counts.
+4. ``regrid``: the positions copied into the cell list's own rows, as
+   the demo's World grid keeps them (every particle moved and nothing
+   asked the grid since its last catch-up, so the catch-up copies the
+   rows and leaves the sort to the next query); ``counts`` sorts them
+   when asked: each particle's cell from its position (cells of side
+   ``CELL``, ``floor(x / CELL)``), a counting sort of the rows and their
+   positions into cell order;
+5. ``despawn``: the expired leave (swap-and-pop of every array's row), and
+   as many are spawned at the end (the demo's draws, appended).
 
 So ``demo step / floor step`` in the same run is what the World, its
-stores, views, groups, change tracking, deferred commands and the
+stores, views, groups, change tracking, grid, deferred commands and the
 schedule add to the demo's work.
 
 The names avoid asv's benchmark prefixes (``time_``, ``track_``, ``mem_``,
@@ -30,6 +34,7 @@ import numpy as np
 
 from sparseset.demo.particles import (
     BOX,
+    CELL,
     DRAG_SHARE,
     DT,
     GRAVITY,
@@ -58,13 +63,12 @@ def drag(vel, coefficient, dragged, n, dt):
 
 
 @numba.njit(cache=True, nogil=True)
-def despawn(pos, vel, life, mortal, coefficient, dragged, cells, grid, n):
+def despawn(pos, vel, life, mortal, coefficient, dragged, n):
     """Remove every expired particle (the last row moves into its place);
     returns the new ``n``."""
     k = 0
     while k < n:
         if mortal[k] and life[k] <= 0.0:
-            grid[cells[k]] -= 1
             n -= 1
             pos[k] = pos[n]
             vel[k] = vel[n]
@@ -72,41 +76,38 @@ def despawn(pos, vel, life, mortal, coefficient, dragged, cells, grid, n):
             mortal[k] = mortal[n]
             coefficient[k] = coefficient[n]
             dragged[k] = dragged[n]
-            cells[k] = cells[n]
         else:
             k += 1
     return n
 
 
 @numba.njit(cache=True, nogil=True)
-def cell_of(x, y, side, box):
-    scale = side / (2.0 * box)
-    column = min(max(int((x + box) * scale), 0), side - 1)
-    row = min(max(int((y + box) * scale), 0), side - 1)
-    return row * side + column
-
-
-@numba.njit(cache=True, nogil=True)
-def place(pos, cells, grid, start, stop, side, box):
-    """Give rows ``start .. stop`` their cells, counted in the grid."""
-    for k in range(start, stop):
-        cell = cell_of(pos[k, 0], pos[k, 1], side, box)
-        cells[k] = cell
-        grid[cell] += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def regrid(pos, cells, grid, n, side, box):
-    """Move each particle that crossed into another cell; returns how many."""
-    moved = 0
+def cell_list(pos, n, side, cell, keys, start, order, ordered):
+    """Counting-sort rows ``0 .. n - 1`` by cell: the rows of cell ``c`` of
+    the box are ``order[start[c] : start[c + 1]]``, their positions
+    ``ordered[start[c] : start[c + 1]]``; ``keys`` is scratch."""
+    half = side // 2
+    width = side + 1
+    start[:] = 0
     for k in range(n):
-        cell = cell_of(pos[k, 0], pos[k, 1], side, box)
-        if cell != cells[k]:
-            grid[cells[k]] -= 1
-            grid[cell] += 1
-            cells[k] = cell
-            moved += 1
-    return moved
+        column = int(np.floor(pos[k, 0] / cell)) + half
+        row = int(np.floor(pos[k, 1] / cell)) + half
+        c = row * width + column
+        keys[k] = c
+        start[c + 1] += 1
+    for c in range(start.shape[0] - 1):
+        start[c + 1] += start[c]
+    for k in range(n):
+        c = keys[k]
+        j = start[c]
+        start[c] = j + 1
+        order[j] = k
+        ordered[j, 0] = pos[k, 0]
+        ordered[j, 1] = pos[k, 1]
+    # The fill moved each start to its cell's end: shift them back.
+    for c in range(start.shape[0] - 1, 0, -1):
+        start[c] = start[c - 1]
+    start[0] = 0
 
 
 class FloorParticles:
@@ -117,7 +118,7 @@ class FloorParticles:
     >>> sim = FloorParticles(100, seed=1)
     >>> for _ in range(3):
     ...     sim.step()
-    >>> sim.n, int(sim.grid.sum())
+    >>> sim.n, int(sim.counts.sum())
     (100, 100)
     """
 
@@ -129,10 +130,37 @@ class FloorParticles:
         self.mortal = np.zeros(count, np.bool_)
         self.coefficient = np.zeros(count, np.float32)
         self.dragged = np.zeros(count, np.bool_)
-        self.cells = np.zeros(count, np.int32)
-        self.grid = np.zeros(GRID * GRID, np.int64)
+        # The cell list: the box's (GRID + 1) ** 2 cells (the last of an
+        # axis holds the particles on the wall at BOX).
+        self.keys = np.zeros(count, np.int64)
+        self.start = np.zeros((GRID + 1) ** 2 + 1, np.int64)
+        self.order = np.zeros(count, np.int64)
+        self.ordered = np.zeros((count, 2))
+        #: The positions the cell list is of, copied each step; how many,
+        #: and whether the cell list is theirs yet.
+        self.kept = np.zeros((count, 2))
+        self.kept_n = 0
+        self.listed = True
         self.n = 0
         self.spawn(count)
+
+    @property
+    def counts(self):
+        """Particles per cell of the box at the last step's regrid (its
+        cell list, sorted now if not yet)."""
+        if not self.listed:
+            cell_list(
+                self.kept,
+                self.kept_n,
+                GRID,
+                CELL,
+                self.keys,
+                self.start,
+                self.order,
+                self.ordered,
+            )
+            self.listed = True
+        return np.diff(self.start)
 
     def spawn(self, count):
         """Append ``count`` particles, drawn as the demo's ``spawn`` draws."""
@@ -151,15 +179,17 @@ class FloorParticles:
         self.coefficient[start:stop][dragged] = rng.uniform(
             0.1, 1.0, int(dragged.sum())
         )
-        place(self.pos, self.cells, self.grid, start, stop, GRID, BOX)
         self.n = stop
 
     def step(self):
-        """One step: integrate, age, drag, despawn and respawn, regrid."""
+        """One step: integrate, age, drag, regrid, despawn and respawn."""
         n = self.n
         integrate(self.pos[:n], self.vel[:n], DT, GRAVITY, BOX)
         age(self.life, self.mortal, n, np.float32(DT))
         drag(self.vel, self.coefficient, self.dragged, n, DT)
+        self.kept[:n] = self.pos[:n]
+        self.kept_n = n
+        self.listed = False
         self.n = despawn(
             self.pos,
             self.vel,
@@ -167,9 +197,6 @@ class FloorParticles:
             self.mortal,
             self.coefficient,
             self.dragged,
-            self.cells,
-            self.grid,
             n,
         )
-        regrid(self.pos, self.cells, self.grid, self.n, GRID, BOX)
         self.spawn(n - self.n)

@@ -8,7 +8,7 @@ particles in steady state (after three steps), with ``threads`` threads:
 loops (see ``_demo_floor``), in the same process. Read the ratios:
 
 - ``time_step(1) / time_floor``: what the World, its stores, views,
-  change tracking, deferred commands and the schedule add to the work
+  change tracking, its grid, deferred commands and the schedule add to the work
   (the issue's bound: at most 1.5);
 - ``time_step(2) / time_step(1)``: what the schedule's choice of threads
   gains (the issue's bound: at most 0.8 on 2 free cores, and never above

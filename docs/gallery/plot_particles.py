@@ -7,9 +7,9 @@ fountain at the bottom of a box, fall under gravity, bounce off the walls,
 feel drag if they carry a drag coefficient, and die when their lifetime
 runs out, to be respawned at the fountain. Each step is one run of a
 :class:`~sparseset.Schedule`: integrate through an owning group, drag
-through a view, despawn and respawn through deferred commands, and keep a
-spatial grid from the change tracker (only the particles that moved into
-another cell are re-bucketed).
+through a view, despawn and respawn through deferred commands, and keep
+the world's spatial grid (``w.grid("pos", cell=CELL)``) in step through
+the change tracker, counting the particles per cell.
 
 First the trajectories of a few particles, then how many steps per second
 the schedule runs on one thread and on two.
@@ -42,6 +42,9 @@ for path in paths.values():
 ax.set(xlim=(-BOX, BOX), ylim=(-BOX, BOX), aspect="equal")
 ax.set_title("twelve particles over 150 steps (a path ends where one died)")
 print(f"{len(sim.world):,} particles; the grid matches: {sim.grid_matches()}")
+# The grid answers handles: here the particles in the fountain's cell.
+offsets, found = sim.space.at([[0, -15]])
+print(f"{offsets[-1]} particles in cell (0, -15), {sim.counts.max()} in the fullest")
 
 # %%
 # Steps per second against threads

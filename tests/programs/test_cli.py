@@ -65,7 +65,7 @@ def test_save_writes_a_world_that_loads(tmp_path, capsys):
     assert f"saved the final world to {path}" in capsys.readouterr().out
     world = World.load(path)
     assert len(world) == 800
-    assert world.components == ("pos", "vel", "drag", "life", "cell")
+    assert world.components == ("pos", "vel", "drag", "life")
     assert len(world.group("pos", "vel")) == 800
 
 

@@ -15,11 +15,11 @@ from hypothesis.extra import numpy as hnp
 
 from sparseset.demo import (
     BOX,
-    GRID,
+    BOX_CELLS,
+    CELL,
     DemoSummary,
     ParticleWorld,
     apply_drag,
-    cells_of,
     integrate,
     run_demo,
 )
@@ -86,6 +86,7 @@ def test_the_same_seed_gives_the_same_world():
     b = run_demo(entities=500, steps=50, seed=7, out=io.StringIO())
     assert (a.spawned, a.despawned) == (b.spawned, b.despawned)
     assert a.live_per_step == b.live_per_step == [500] * 50
+    assert a.grid_ok and a.lines()[-2].endswith("position (ok)")
 
 
 def test_any_threads_give_the_same_world_and_the_grid_keeps_up():
@@ -100,26 +101,41 @@ def test_any_threads_give_the_same_world_and_the_grid_keeps_up():
         worlds.append(sim.world)
     a, b = worlds
     np.testing.assert_array_equal(a.entities, b.entities)
-    for name in ("pos", "vel", "life", "cell"):
+    for name in ("pos", "vel", "life"):
         ids = a[name].ids
         np.testing.assert_array_equal(a.get(name, ids)[name], b.get(name, ids)[name])
 
 
-def test_every_particle_with_a_cell_is_in_the_cell_of_its_position():
+def test_the_world_grid_holds_every_particle_in_the_cell_of_its_position():
     sim = ParticleWorld(seed=6)
     sim.spawn(300)
     w = sim.world
     for step in range(40):
         if step == 20:  # a write from outside the systems, declared: seen too
             w.set("pos", w["pos"].ids[:10], pos=(0.99, 0.99))
-        spawned = sim.spawned
         sim.step()
-        placed = w["cell"].ids
-        # Only the particles spawned at this step's end wait for a cell.
-        assert len(placed) == len(w) - (sim.spawned - spawned)
-        where = cells_of(w.get("pos", placed)["pos"], GRID, BOX)
-        np.testing.assert_array_equal(w.get("cell", placed)["cell"], where)
+        # Brute force, one cell at a time: who sits in it, by position.
+        handles, pos = w["pos"].ids, w["pos"]["pos"]
+        cell = np.floor(pos / CELL).astype(np.int64)
+        offsets, found = sim.space.at(BOX_CELLS)
+        for k in range(0, BOX_CELLS.shape[0], 7):
+            inside = handles[(cell == BOX_CELLS[k]).all(1)]
+            assert sorted(found[offsets[k] : offsets[k + 1]]) == sorted(inside)
+        assert offsets[-1] == len(w) == len(sim.space)
         assert sim.grid_matches()
+    # The counts per cell: every particle.
+    assert int(sim.counts.sum()) == len(w)
+
+
+def test_grid_matches_sees_a_grid_that_fell_behind():
+    sim = ParticleWorld(seed=8)
+    sim.spawn(200)
+    sim.step()
+    assert sim.grid_matches()
+    # Behind the world's back (an undeclared write): the grid cannot know.
+    w = sim.world
+    w["pos"]["pos"][:5] = np.clip(w["pos"]["pos"][:5] + 0.5, -BOX, BOX)
+    assert not sim.grid_matches()
 
 
 def test_an_unbalanced_summary_is_reported_and_fails():

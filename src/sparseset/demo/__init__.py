@@ -6,6 +6,8 @@
 
 from .particles import (
     BOX,
+    BOX_CELLS,
+    CELL,
     DRAG_SHARE,
     DT,
     GRAVITY,
@@ -14,16 +16,16 @@ from .particles import (
     DemoSummary,
     ParticleWorld,
     apply_drag,
-    cells_of,
     despawn_expired,
     integrate,
     plot,
-    rebucket,
     run_demo,
 )
 
 __all__ = [
     "BOX",
+    "BOX_CELLS",
+    "CELL",
     "DRAG_SHARE",
     "DT",
     "GRAVITY",
@@ -32,10 +34,8 @@ __all__ = [
     "DemoSummary",
     "ParticleWorld",
     "apply_drag",
-    "cells_of",
     "despawn_expired",
     "integrate",
     "plot",
-    "rebucket",
     "run_demo",
 ]

@@ -10,14 +10,16 @@ systems, in two batches whose systems run in parallel:
 2. ``drag`` slows the particles of a view (a join of ``vel`` and ``drag``),
    ``reap`` despawns the expired from ``@njit`` code through a command
    buffer's twin and spawns as many replacements through deferred
-   commands (both applied when the batch ends), and ``regrid`` keeps a
-   spatial grid: it re-buckets only the particles whose position changed
-   since its last run and that crossed into another cell (change tracking),
-   while hooks count the particles that get or lose a cell.
+   commands (both applied when the batch ends), and ``regrid`` keeps the
+   world's spatial grid (:meth:`~sparseset.World.grid` of ``pos``, cells of
+   side :data:`CELL`) in step: it catches up with the moves, births and
+   deaths through change tracking (every particle moved and nothing asked
+   the grid since, so it copies every position, and the next query sorts
+   them by cell).
 
 Destroyed indexes come back with new generations. The summary ends with
 two checks: the books balance (live particles = spawned - despawned) and
-the grid's counts match the cells the particles hold.
+the grid holds exactly the particles, each in the cell of its position.
 
 Run it from the command line (``--help`` lists the options)::
 
@@ -44,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from ..io.console import Stopwatch, progress, pyplot
-from ..schedule.schedule import Changes, Schedule, used_threads
+from ..schedule.schedule import Schedule, used_threads
 from ..world.commands import Commands
 from ..world.world import World
 
@@ -56,8 +58,19 @@ DRAG_SHARE = 0.3
 #: Particles live in the box [-BOX, BOX]^2 and bounce off its walls.
 BOX = 1.0
 GRAVITY = -0.5
-#: The spatial grid has GRID x GRID cells over the box.
+#: The spatial grid has GRID x GRID cells over the box, of side CELL:
+#: cell ``c`` of an axis holds ``c * CELL <= x < (c + 1) * CELL``, so the
+#: box's cells run from ``-GRID // 2`` to ``GRID // 2`` (the last holds
+#: the particles on the walls at ``x = BOX``).
 GRID = 32
+CELL = 2.0 * BOX / GRID
+#: The box's cells, ``(x, y)`` rows, row-major from ``(-GRID // 2, -GRID // 2)``.
+BOX_CELLS = np.stack(
+    np.meshgrid(
+        np.arange(-GRID // 2, GRID // 2 + 1), np.arange(-GRID // 2, GRID // 2 + 1)
+    ),
+    -1,
+).reshape(-1, 2)
 
 
 @njit(cache=True, nogil=True)
@@ -155,83 +168,6 @@ def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
     return count
 
 
-@njit(cache=True, nogil=True)
-def cells_of(pos: np.ndarray, grid: int, box: float) -> np.ndarray:
-    """The grid cell of each position: ``row * grid + column`` over the box.
-
-    Notes
-    -----
-    O(n) for n positions, in one compiled pass.
-
-    Examples
-    --------
-    >>> cells_of(np.array([[-1.0, -1.0], [0.99, 0.0], [1.0, 1.0]]), 4, 1.0).tolist()
-    [0, 11, 15]
-    """
-    out = np.empty(pos.shape[0], np.int32)
-    scale = grid / (2.0 * box)
-    for k in range(pos.shape[0]):
-        column = min(max(int((pos[k, 0] + box) * scale), 0), grid - 1)
-        row = min(max(int((pos[k, 1] + box) * scale), 0), grid - 1)
-        out[k] = row * grid + column
-    return out
-
-
-@njit(cache=True, nogil=True)
-def rebucket(
-    pos: np.ndarray,
-    pos_rows: np.ndarray,
-    cells: np.ndarray,
-    cell_rows: np.ndarray,
-    grid: np.ndarray,
-    handles: np.ndarray,
-    commands: Any,
-) -> int:
-    """Move each particle whose position crossed into another cell to that
-    cell: ``grid`` (counts per cell) and its ``cells`` row change; one that
-    has no cell yet (``cell_rows`` -1) gets it through ``commands`` (the
-    grid counts it when the command is applied). Returns how many moved.
-
-    ``pos_rows[k]`` and ``cell_rows[k]`` are particle ``handles[k]``'s rows
-    in the ``pos`` and ``cell`` stores.
-
-    Notes
-    -----
-    O(m) for the m moved particles, plus O(1) amortised per command
-    recorded.
-
-    Examples
-    --------
-    >>> from sparseset import World
-    >>> w = World(); w.register("cell", "i4"); e = w.create(2)
-    >>> w.add("cell", e[0], cell=0)
-    1
-    >>> grid = np.array([1, 0, 0, 0]); pos = np.array([[0.5, -0.5], [-0.5, 0.5]])
-    >>> with w.deferred() as cmd:
-    ...     rebucket(pos, np.array([0, 1]), w["cell"]["cell"], np.array([0, -1]),
-    ...              grid, e, cmd.jit)
-    1
-    >>> grid.tolist(), w["cell"]["cell"].tolist()
-    ([0, 1, 0, 0], [1, 2])
-    """
-    moved = 0
-    side = int(np.sqrt(grid.shape[0]))
-    for k in range(pos_rows.shape[0]):
-        p = pos_rows[k]
-        column = min(max(int((pos[p, 0] + BOX) * side / (2.0 * BOX)), 0), side - 1)
-        row = min(max(int((pos[p, 1] + BOX) * side / (2.0 * BOX)), 0), side - 1)
-        cell = row * side + column
-        r = cell_rows[k]
-        if r < 0:
-            commands.add("cell", handles[k], cell)
-        elif cells[r] != cell:
-            grid[cells[r]] -= 1
-            grid[cell] += 1
-            cells[r] = cell
-            moved += 1
-    return moved
-
-
 @dataclass
 class DemoSummary:
     """What a demo run did, and how fast.
@@ -296,8 +232,8 @@ class DemoSummary:
             f"spawns:           {self.spawned - self.entities:,} "
             f"({(self.spawned - self.entities) * rate:,.0f} /s)",
             f"despawns:         {self.despawned:,} ({self.despawned * rate:,.0f} /s)",
-            f"grid:             counts match the particles' cells "
-            f"({'ok' if self.grid_ok else 'MISMATCH'})",
+            f"grid:             holds every particle, in the cell of its "
+            f"position ({'ok' if self.grid_ok else 'MISMATCH'})",
             f"books balance: live {self.live:,} {relation} spawned {self.spawned:,} "
             f"- despawned {self.despawned:,} ({verdict})",
         ]
@@ -322,13 +258,10 @@ class ParticleWorld:
         w.register("vel", "f8", shape=(2,))
         w.register("drag", "f4")
         w.register("life", "f4")
-        w.register("cell", "i4")
         self.motion = w.group("pos", "vel")
         self.dragged = w.view("vel", "drag")
-        #: Particles per grid cell, kept by the hooks and ``regrid``.
-        self.grid = np.zeros(GRID * GRID, np.int64)
-        w.on_add("cell", self._into_grid)
-        w.on_remove("cell", self._out_of_grid)
+        #: The world's grid of the particles, kept in step by ``regrid``.
+        self.space = w.grid("pos", cell=CELL)
         self.spawned = 0
         self.despawned = 0
         self.schedule = sch = Schedule()
@@ -336,7 +269,7 @@ class ParticleWorld:
         sch.add(self.age, writes=("life",), name="age")
         sch.add(self.drag, reads=("drag",), writes=("vel",), name="drag")
         sch.add(self.reap, reads=("life",), name="reap")
-        sch.add(self.regrid, reads=("pos",), writes=("cell",), name="regrid")
+        sch.add(self.regrid, reads=("pos",), name="regrid")
 
     def spawn(self, count: int, into: World | Commands | None = None) -> int:
         """Spawn ``count`` particles from a fountain at the bottom; returns count.
@@ -421,41 +354,50 @@ class ParticleWorld:
         self.despawned += expired
         self.spawn(expired, into=commands)
 
-    def regrid(self, world: World, changes: Changes, commands: Commands) -> None:
-        """Re-bucket the particles that moved into another cell since the
-        last run; new particles get their cell (counted by the hook).
+    def regrid(self, world: World) -> None:
+        """Bring the world's grid in step with the moves, births and deaths.
 
         Notes
         -----
-        O(m) for the m particles moved since the last run (their rows found and
-        re-bucketed in one compiled pass).
+        O(m) for the m particles moved, spawned or despawned since the last
+        run (the grid's catch-up through change tracking); when most moved,
+        as here, a copy of every handle and position, O(n), sorted by cell
+        when the grid is next asked (:attr:`counts`, :meth:`grid_matches`).
         """
-        moved = changes["pos"].changed()
-        if moved.shape[0]:
-            pos, cell = world["pos"], world["cell"]
-            rows = pos.index(moved), cell.index(moved)
-            rebucket(
-                pos["pos"],
-                rows[0],
-                cell["cell"],
-                rows[1],
-                self.grid,
-                moved,
-                commands.jit,
-            )
+        self.space.sync()
 
-    def _into_grid(self, handles: np.ndarray) -> None:
-        np.add.at(self.grid, self.world.get("cell", handles)["cell"], 1)
+    @property
+    def counts(self) -> np.ndarray:
+        """Particles per cell of the box (``BOX_CELLS`` order), as the grid
+        answers them now.
 
-    def _out_of_grid(self, handles: np.ndarray) -> None:
-        np.subtract.at(self.grid, self.world.get("cell", handles)["cell"], 1)
+        Notes
+        -----
+        O(n + c) for the n particles and c cells of the box (the grid's
+        catch-up first, if the particles changed since).
+
+        Examples
+        --------
+        >>> sim = ParticleWorld(seed=3); sim.spawn(40); sim.step()
+        40
+        40
+        >>> int(sim.counts.sum()), sim.counts.shape == (BOX_CELLS.shape[0],)
+        (40, True)
+        """
+        offsets, _ = self.space.at(BOX_CELLS)
+        return np.diff(offsets)
 
     def grid_matches(self) -> bool:
-        """Whether the grid's counts are the cells the particles hold.
+        """Whether the world's grid holds exactly the particles with a
+        position, each in the cell of its position.
+
+        Checked against a brute-force bucketing of every position: the
+        members of each cell of the box, as the grid answers them, are the
+        particles whose position floors to that cell.
 
         Notes
         -----
-        O(n + g) for the n particles and the g grid cells.
+        O(n log n) for the n particles (two sorts).
 
         Examples
         --------
@@ -463,12 +405,28 @@ class ParticleWorld:
         40
         40
         40
-        >>> sim.grid_matches(), int(sim.grid.sum()) == len(sim.world["cell"])
+        >>> sim.grid_matches(), int(sim.counts.sum()) == len(sim.world["pos"])
         (True, True)
         """
-        cells = self.world["cell"]["cell"]
+        store = self.world["pos"]
+        handles, pos = store.ids, store["pos"]
+        if (
+            len(self.space) != handles.shape[0]
+            or not self.space.contains(handles).all()
+        ):
+            return False
+        # Brute force: each particle's cell, as its row in BOX_CELLS.
+        cell = np.floor(pos / CELL).astype(np.int64) + GRID // 2
+        if cell.min(initial=0) < 0 or cell.max(initial=0) > GRID:
+            return False
+        want_cell = cell[:, 1] * (GRID + 1) + cell[:, 0]
+        offsets, found = self.space.at(BOX_CELLS)
+        got_cell = np.repeat(np.arange(BOX_CELLS.shape[0]), np.diff(offsets))
+        want = np.lexsort((handles, want_cell))
+        got = np.lexsort((found, got_cell))
         return bool(
-            np.array_equal(np.bincount(cells, minlength=GRID * GRID), self.grid)
+            np.array_equal(handles[want], found[got])
+            and np.array_equal(want_cell[want], got_cell[got])
         )
 
     def step(self, threads: int | None = None) -> int:

@@ -329,7 +329,7 @@ def build(
 @njit(**NO_NRT)
 def sort_cells(
     src_ids, src_pos, n, dense, pos, key, nxt, start, head, dims, geo, win,
-    check, home_from,
+    check, home_from, order,
 ):  # fmt: skip
     """Counting-sort ``n`` members, ``src_ids[s]`` at ``src_pos[s]``, by
     bucket into ``dense[:n]`` and ``pos[:n]``: ``start`` gets each bucket's
@@ -340,7 +340,8 @@ def sort_cells(
     With ``check``, first look whether every slot already holds the id and
     the position it would get (a table built from these same sources):
     then nothing is written and the answer is True. Else False.
-    ``nxt[:home_from]`` says "home" already.
+    ``nxt[:home_from]`` says "home" already. ``order`` (empty: not
+    wanted) gets each source's slot, ``order[s]``.
 
     One pass to count, one to place (``key`` holds each source's bucket
     meanwhile), one to label the ranges: what a hand-written cell list
@@ -353,12 +354,13 @@ def sort_cells(
     for b in range(nb):
         start[b + 1] += start[b]
         head[b] = start[b]  # each bucket's next free slot, for now
-    if check and _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims):
+    if check and _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims, order):
         for b in range(nb):
             for t in range(start[b], start[b + 1]):
                 key[t] = b
         head[:] = END
         return True
+    ordered = order.shape[0] > 0
     for s in range(n):
         b = key[s]
         t = head[b]
@@ -366,6 +368,8 @@ def sort_cells(
         dense[t] = src_ids[s]
         for d in range(dims):
             pos[t, d] = src_pos[s, d]
+        if ordered:
+            order[s] = t
     for b in range(nb):
         for t in range(start[b], start[b + 1]):
             key[t] = b
@@ -375,16 +379,20 @@ def sort_cells(
 
 
 @njit(**NO_NRT)
-def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims):
+def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims, order):
     """Whether the slots :func:`sort_cells` would write already hold what it
-    would write there (reading only; stops at the first difference). Puts
-    ``head`` back as it found it: each bucket's first slot."""
+    would write there (reading only but ``order``, each source's slot;
+    stops at the first difference). Puts ``head`` back as it found it:
+    each bucket's first slot."""
     same = True
     stop = n
+    ordered = order.shape[0] > 0
     for s in range(n):
         b = key[s]
         t = head[b]
         head[b] = t + 1
+        if ordered:
+            order[s] = t
         if dense[t] != src_ids[s]:
             same = False
         for d in range(dims):
@@ -396,6 +404,21 @@ def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims):
     for s in range(stop):  # back to each bucket's first slot
         head[key[s]] -= 1
     return same
+
+
+@njit(**NO_NRT)
+def same_rows(dense, pos, ids, values, n, dims, order):
+    """Whether every ``ids[s]`` is in slot ``order[s]`` (``s`` itself when
+    ``order`` is empty) at ``values[s]``; stops at the first difference."""
+    ordered = order.shape[0] > 0
+    for s in range(n):
+        t = np.int64(order[s]) if ordered else s
+        if t >= n or dense[t] != ids[s]:
+            return False
+        for d in range(dims):
+            if pos[t, d] != values[s, d]:
+                return False
+    return True
 
 
 @njit(inline="always", **NO_NRT)
@@ -915,6 +938,7 @@ __all__ = [
     "move",
     "move_one",
     "pairs",
+    "same_rows",
     "scatter",
     "sort_cells",
     "within",

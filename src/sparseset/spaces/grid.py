@@ -111,6 +111,7 @@ class Grid(Guarded):
     """
 
     __slots__ = (
+        "_assigns",
         "_built",
         "_cell",
         "_dims",
@@ -119,8 +120,12 @@ class Grid(Guarded):
         "_guess",
         "_head",
         "_key",
+        "_lazy",
+        "_lazy_pays",
         "_meta",
         "_nxt",
+        "_order",
+        "_ordered",
         "_pos",
         "_start",
         "_torus",
@@ -174,6 +179,20 @@ class Grid(Guarded):
         #: count of changes that make twins stale, and the number of
         #: members (a twin's places and removals change it).
         self._meta = np.zeros(3, np.int64)
+        #: Where the sources of the last sorting :meth:`assign` went:
+        #: source ``s`` to slot ``_order[s]`` (while ``_ordered``; a
+        #: removal moves members), so that an unchanged assign is seen
+        #: without a sort. Empty until an assign.
+        self._order = np.zeros(0, np.uint32)
+        self._ordered = False
+        #: Whether the slots hold the last assign's sources in their own
+        #: order, unsorted (see :meth:`assign`); the assigns since the last
+        #: query (None: no assign yet); and whether the last query came
+        #: after more than one, so that the next assign leaves the sort to
+        #: the next query even after a query.
+        self._lazy = False
+        self._assigns: int | None = None
+        self._lazy_pays = False
         #: Room for the pairs of the next :meth:`pairs` (the last count, and some).
         self._guess = 0
         self._built = False  # the cell table needs a build
@@ -227,7 +246,7 @@ class Grid(Guarded):
     @property
     def nbytes(self) -> int:
         """Bytes held: the ids' set, the positions, 8 bytes a slot of
-        bookkeeping and the cell table.
+        bookkeeping (12 once :meth:`assign` has run) and the cell table.
 
         O(1).
 
@@ -242,6 +261,7 @@ class Grid(Guarded):
             + self._pos.nbytes
             + self._key.nbytes
             + self._nxt.nbytes
+            + self._order.nbytes
             + self._start.nbytes
             + self._head.nbytes
         )
@@ -382,7 +402,8 @@ class Grid(Guarded):
 
     def assign(self, ids: Any, pos: Any, *, unique: bool = False) -> bool:
         """Make the members exactly ``ids``, at ``pos``: whatever the grid
-        held before, in one counting sort by cell.
+        held before, in one counting sort by cell (or a copy, sorted by
+        the next query).
 
         What a :meth:`place` of everything after a :meth:`clear` answers,
         at the cost of a rebuild of the cell table alone: no id is looked
@@ -390,6 +411,13 @@ class Grid(Guarded):
         whose members (nearly) all move between queries. When nothing
         changed (the same ids at the same positions, in the same order as
         last time) the grid keeps its table, and its twins stay valid.
+
+        An assign that follows another with no query in between (a grid
+        kept in step more often than asked) only copies the ids and
+        positions, and leaves the sort to the next query; so do the
+        assigns after a query that came after more than one. Assigns that
+        no query reads cost a copy each, and a grid queried after each
+        assign sorts in the assign.
 
         Parameters
         ----------
@@ -418,13 +446,17 @@ class Grid(Guarded):
 
         Notes
         -----
-        O(n + c) for n ids and c cells of the table.
+        O(n + c) for n ids and c cells of the table (a copy of the n
+        rows when no query came since the last assign: the next query
+        sorts them).
 
         Examples
         --------
         >>> g = Grid(); g.place([1, 2], [[0, 0], [5, 5]])
         2
         >>> g.assign([2, 3], [[0.5, 0], [0, 0.5]])
+        True
+        >>> g.assign([2, 3], [[0.6, 0], [0, 0.4]])  # unasked: copied, sorted later
         True
         >>> sorted(g.ids.tolist()), g.pairs(1.0)[0].size
         ([2, 3], 1)
@@ -446,6 +478,15 @@ class Grid(Guarded):
                 )
         dims = self._dims
         state = engine.state
+        kids = np.asarray(arr, engine.kind.id_dtype)
+        if self._assigns is not None:
+            self._assigns += 1
+            if (self._assigns > 1 or self._lazy_pays) and (
+                state.dense.shape[0] >= n <= self._pos.shape[0]
+            ):
+                return self._copy(kids, values, n)
+        else:
+            self._assigns = 1
         # Unchanged so far if the table is built from exactly these slots.
         settled = bool(self._built and not self._meta[0])  # every slot home
         same = settled and state.n == n
@@ -458,16 +499,19 @@ class Grid(Guarded):
             self._nxt = np.empty(rows, np.uint32)
             same = False
             home_from = 0
+        if self._order.shape[0] < self._pos.shape[0]:
+            self._order = np.empty(self._pos.shape[0], np.uint32)
         win = self._win
         before = win.copy()
         start, head = self._layout(values, n, win, self._start, self._head)
         same = same and start is self._start and np.array_equal(before, win)
         self._start, self._head = start, head
         kept = sk.sort_cells(
-            np.asarray(arr, engine.kind.id_dtype), values, n, state.dense,
-            self._pos, self._key, self._nxt, start, head, dims, self._geo, win,
-            same, home_from,
+            kids, values, n, state.dense, self._pos, self._key, self._nxt,
+            start, head, dims, self._geo, win, same, home_from, self._order[:n],
         )  # fmt: skip
+        self._ordered = True
+        self._lazy = False
         if same and kept:
             return False  # the same slots, the same table: twins stay valid
         state.n = n
@@ -477,6 +521,31 @@ class Grid(Guarded):
         self._meta[1] += 1
         self._push()
         self._built = True
+        return True
+
+    def _copy(self, ids: np.ndarray, values: np.ndarray, n: int) -> bool:
+        """:meth:`assign` that no query has asked for since the last: the
+        rows copied into the slots in the sources' order, unsorted (the
+        table stale: the next query sorts it), unless they are there
+        already (through ``_order`` when the slots are sorted)."""
+        state = self._engine.state
+        order = self._order[:0] if self._lazy else self._order[:n]
+        known = self._lazy or (self._ordered and order.shape[0] == n)
+        if (
+            known
+            and state.n == n
+            and sk.same_rows(state.dense, self._pos, ids, values, n, self._dims, order)
+        ):
+            return False
+        state.dense[:n] = ids
+        self._pos[:n] = values
+        state.n = n
+        state.epoch += 1
+        self._unindexed = True
+        self._lazy = True
+        self._ordered = False
+        self._meta[0] = 0
+        self._stale()
         return True
 
     def _move(self, slots: np.ndarray, values: np.ndarray, n: int) -> None:
@@ -607,6 +676,7 @@ class Grid(Guarded):
         )
         removed = int(n - state.n)
         if removed:
+            self._lazy = self._ordered = False  # members moved slots
             self._stale()
         return removed
 
@@ -622,6 +692,7 @@ class Grid(Guarded):
         self._pull()
         self._engine.clear()
         self._unindexed = False  # no member to find
+        self._lazy = self._ordered = False
         self._stale()
 
     # -- membership -----------------------------------------------------------
@@ -772,6 +843,9 @@ class Grid(Guarded):
     def _table(self) -> None:
         """Rebuild the cell table if it is stale or has too many strays."""
         self._pull()
+        if self._assigns:  # the first query since an assign
+            self._lazy_pays = self._assigns > 1
+            self._assigns = 0
         n = len(self._engine)
         if self._built and self._meta[0] <= STRAY_SHARE * n:
             return
@@ -779,11 +853,21 @@ class Grid(Guarded):
         start, head = self._layout(self._pos, n, win, self._start, self._head)
         self._start, self._head = start, head
         state = self._engine.state
+        # The last assign's sources follow their members to the new slots
+        # (from their own order, if it left them unsorted).
+        follow = self._lazy or self._ordered
+        if follow and self._order.shape[0] < n:
+            self._order = np.resize(self._order, n)
+        moved = self._order[:n] if self._lazy else np.empty(n * follow, np.uint32)
         sk.sort_cells(
             state.dense[:n].copy(), self._pos[:n].copy(), n, state.dense,
             self._pos, self._key, self._nxt, start, head, self._dims, self._geo,
-            win, False, 0,
+            win, False, 0, moved,
         )  # fmt: skip
+        if follow and not self._lazy and n:
+            self._order[:n] = np.take(moved, self._order[:n], mode="clip")
+        self._ordered = follow
+        self._lazy = False
         if not self._unindexed:  # the index follows the members' new slots
             kernels.reindex(state.sparse, state.dense, 0, n)
         state.epoch += 1

@@ -8,8 +8,10 @@ otherwise (O(n): a copy and a counting sort, which keeps the grid as it
 was when nothing moved). A ``place`` of a few movers re-buckets them in
 the grid's cell table, so a step in which 1% of the entities moved costs
 a small part of a rebuild; when more than ``STRAY_SHARE`` of them changed,
-the grid is re-sorted from the component's rows at once
-(:meth:`~sparseset.Grid.assign`), with no handle looked up.
+the grid is re-sorted from the component's rows
+(:meth:`~sparseset.Grid.assign`), with no handle looked up: at once if a
+query came since the last catch-up, else by the next query (the catch-up
+copies the rows).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class WorldGrid(Guarded):
     3
     """
 
-    __slots__ = ("_column", "_grid", "_name", "_reader", "_store")
+    __slots__ = ("_bulk", "_column", "_grid", "_name", "_reader", "_store")
 
     def __init__(
         self,
@@ -85,6 +87,9 @@ class WorldGrid(Guarded):
         self._grid = Grid(cell=cell, dims=dims, torus=torus, index="hash")
         self._name = name
         self._store = store
+        #: Whether the last catch-up re-sorted the component (the grid's
+        #: id index is made again when next looked up).
+        self._bulk = False
         self._reader = (
             world.reader(name, include_present=True) if store.tracked else None
         )
@@ -99,7 +104,8 @@ class WorldGrid(Guarded):
         -----
         Tracked: O(c) for c entities changed since the last sync (plus the
         reader's scan of the stamps), or O(n) for n entities when more than
-        ``STRAY_SHARE`` of them changed; untracked: O(n).
+        ``STRAY_SHARE`` of them changed (and at the sync after such a one);
+        untracked: O(n).
 
         Examples
         --------
@@ -120,12 +126,15 @@ class WorldGrid(Guarded):
             return
         store.settle()  # what a twin wrote is stamped, as a reader's answers are
         rows = store.rows_after(reader.since, True)  # adds are declared writes too
-        if len(grid) and rows.shape[0] > STRAY_SHARE * len(store):
+        if len(grid) and (self._bulk or rows.shape[0] > STRAY_SHARE * len(store)):
             # Most moved: one counting sort of the component, no id looked
             # up (the id index follows when an id is next looked up; a first
             # fill places everyone, so that the few moves of the next steps
-            # find an index ready).
+            # find an index ready). Right after such a sort, a few changes
+            # go the same way: placing them would look ids up, which makes
+            # the whole index again.
             grid.assign(store.ids, store[self._column], unique=True)
+            self._bulk = rows.shape[0] > STRAY_SHARE * len(store)
         else:
             gone = reader.removed()
             if gone.shape[0]:
