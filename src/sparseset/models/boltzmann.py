@@ -18,7 +18,6 @@ each agent as it moves.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import activation_order, positive_ints
+from .parameters import activation_order, off_grid, positive_ints
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
@@ -46,9 +45,7 @@ def boltzmann_cells(
     for a in range(pos.shape[0]):
         x = pos[a, 0]
         y = pos[a, 1]
-        if not (0.0 <= x < width and 0.0 <= y < height) or (
-            x != math.floor(x) or y != math.floor(y)
-        ):
+        if off_grid(x, y, width, height):
             return a
     for c in range(head.shape[0]):
         head[c] = -1

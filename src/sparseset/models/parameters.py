@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,22 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _LOW = np.uint64(0xFFFFFFFF)
+
+
+@typed_njit(**NO_NRT)
+def off_grid(x: Any, y: Any, width: Any, height: Any) -> Any:
+    """Whether ``(x, y)`` is not a cell of a ``width x height`` lattice
+    (integer coordinates, each in range): a position a lattice model
+    refuses.
+
+    Examples
+    --------
+    >>> off_grid(2.0, 3.0, 4, 4), off_grid(2.5, 3.0, 4, 4), off_grid(4.0, 0.0, 4, 4)
+    (False, True, True)
+    """
+    return not (0.0 <= x < width and 0.0 <= y < height) or (
+        x != math.floor(x) or y != math.floor(y)
+    )
 
 
 @typed_njit(**NO_NRT)

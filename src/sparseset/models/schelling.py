@@ -18,7 +18,6 @@ its twin, so that the grid answers queries between steps.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import StepState, activation_order, positive_ints
+from .parameters import StepState, activation_order, off_grid, positive_ints
 
 
 @typed_njit(**NO_NRT)
@@ -42,9 +41,7 @@ def schelling_map(tw: Any, width: Any, height: Any, occupant: Any) -> Any:
     for s in range(tw.meta[2]):
         x = tw.pos[s, 0]
         y = tw.pos[s, 1]
-        if not (0.0 <= x < width and 0.0 <= y < height) or (
-            x != math.floor(x) or y != math.floor(y)
-        ):
+        if off_grid(x, y, width, height):
             return s
         c = np.int64(x) * height + np.int64(y)
         if occupant[c] >= 0:

@@ -40,7 +40,7 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import activation_order, positive_ints
+from .parameters import activation_order, off_grid, positive_ints
 
 #: The von Neumann offsets (Mesa's ``OrthogonalVonNeumannGrid``).
 _DX = np.array([-1, 0, 0, 1], np.int64)
@@ -78,9 +78,7 @@ def census(pos: Any, width: Any, height: Any, count: Any) -> Any:
     for a in range(pos.shape[0]):
         x = pos[a, 0]
         y = pos[a, 1]
-        if not (0.0 <= x < width and 0.0 <= y < height) or (
-            x != math.floor(x) or y != math.floor(y)
-        ):
+        if off_grid(x, y, width, height):
             return a
         count[np.int64(x) * height + np.int64(y)] += 1
     return -1
