@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from sparseset import Schedule, World
+from sparseset import Schedule, World, config
 from sparseset.demo.particles import ParticleWorld
 from sparseset.schedule import schedule as scheduling
 from sparseset.schedule.schedule import (
@@ -123,7 +123,9 @@ def forced(monkeypatch):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_every_way_leaves_the_world_one_thread_leaves(forced, mode):
+def test_every_way_leaves_the_world_one_thread_leaves(forced, mode, monkeypatch):
+    # Small enough that the lookups and the demo's own loops go in spans.
+    monkeypatch.setattr(config, "PARALLEL_THRESHOLD", 256)
     worlds = []
     for threads in (1, 2):
         forced(mode)

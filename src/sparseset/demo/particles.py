@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from ..io.console import Stopwatch, progress, pyplot
-from ..schedule.schedule import Schedule, used_threads
+from ..schedule.schedule import Schedule, in_spans, used_threads
 from ..world.commands import Commands
 from ..world.world import World
 
@@ -309,14 +309,21 @@ class ParticleWorld:
     # -- the systems ----------------------------------------------------------
 
     def integrate(self, world: World, dt: float) -> None:
-        """Move every particle (the write scope declares the moves).
+        """Move every particle (the write scope declares the moves), in
+        spans over the threads the schedule gives the batch's kernels.
 
         Notes
         -----
         O(n) for the n particles of the group.
         """
         with self.motion.write("pos") as pos:
-            integrate(pos, self.motion["vel"], dt, GRAVITY, BOX)
+            vel = self.motion["vel"]
+            in_spans(
+                pos.shape[0],
+                lambda start, stop: integrate(
+                    pos[start:stop], vel[start:stop], dt, GRAVITY, BOX
+                ),
+            )
 
     def age(self, world: World, dt: float) -> None:
         """Shorten every lifetime.
@@ -329,7 +336,8 @@ class ParticleWorld:
         life -= dt
 
     def drag(self, world: World, dt: float) -> None:
-        """Slow the particles that have a drag coefficient.
+        """Slow the particles that have a drag coefficient (in spans, as
+        :meth:`integrate`).
 
         Notes
         -----
@@ -338,7 +346,13 @@ class ParticleWorld:
         """
         view = self.dragged
         vel, drag = world["vel"]["vel"], world["drag"]["drag"]
-        apply_drag(vel, drag, view.rows("vel"), view.rows("drag"), dt)
+        vel_rows, drag_rows = view.rows("vel"), view.rows("drag")
+        in_spans(
+            vel_rows.shape[0],
+            lambda start, stop: apply_drag(
+                vel, drag, vel_rows[start:stop], drag_rows[start:stop], dt
+            ),
+        )
 
     def reap(self, world: World, commands: Commands) -> None:
         """Despawn the expired (from compiled code, through the command

@@ -5,6 +5,6 @@
 """
 
 from .order import Access, conflicts
-from .schedule import Changes, Schedule, System
+from .schedule import Changes, Schedule, System, in_spans
 
-__all__ = ["Access", "Changes", "Schedule", "System", "conflicts"]
+__all__ = ["Access", "Changes", "Schedule", "System", "conflicts", "in_spans"]

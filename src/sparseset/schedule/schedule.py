@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import numba
 
 from ..sets.interrupts import call_outside, critical, numba_threads, set_numba_threads
-from ..sets.pool import helpers
+from ..sets.pool import helpers, share_out, shared
 from ..world.commands import Commands
 from ..world.tracking import Reader
 from . import order
@@ -412,6 +412,74 @@ def kernel_threads(count: int) -> Iterator[None]:
         yield
     finally:
         set_numba_threads(before)
+
+
+def in_spans(count: int, work: Callable[[int, int], object]) -> None:
+    """Run ``work(start, stop)`` over spans covering ``range(count)``, on
+    the threads this caller's kernels may use: a system's own loop shared
+    as the library shares a big lookup.
+
+    A batch of at least :data:`~sparseset.config.PARALLEL_THRESHOLD` rows
+    is cut into spans that the calling thread and the library's helper
+    threads claim one at a time (:func:`sparseset.sets.pool.share_out`);
+    a smaller one runs as one call, ``work(0, count)``, on the caller. How
+    many threads is numba's thread count for this thread, which a
+    :class:`Schedule` sets per batch (:attr:`Schedule.modes`): the run's
+    threads when the batch's kernels get the cores, one when its systems
+    run side by side or everything runs on the caller. So a system that
+    cuts its loop with ``in_spans`` is as fast on one thread as the plain
+    loop, and shares it when the schedule finds that pays.
+
+    ``work`` must release the GIL to gain from the threads (call a kernel
+    compiled with ``@njit(nogil=True)``), must touch only its span's rows,
+    and should not raise: the first error a span raised is re-raised here,
+    after every span has run.
+
+    Parameters
+    ----------
+    count : int
+        Rows to cover.
+    work : callable
+        ``work(start, stop)`` does rows ``start`` to ``stop - 1``; what it
+        returns is ignored.
+
+    Raises
+    ------
+    ValueError
+        If ``count`` is negative.
+
+    Notes
+    -----
+    O(count) work in all, as the serial loop, over the threads that take
+    part, plus a few microseconds a span; a thread the OS does not run
+    claims no span, so on busy cores the caller does the work itself
+    (and the library stops sharing for a while when it waits on a late
+    thread).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba import njit
+    >>> @njit(nogil=True)
+    ... def double(x):
+    ...     for k in range(x.shape[0]):
+    ...         x[k] *= 2.0
+    >>> x = np.ones(300_000)
+    >>> in_spans(x.shape[0], lambda start, stop: double(x[start:stop]))
+    >>> float(x.sum())
+    600000.0
+    """
+    if count < 0:
+        raise ValueError(f"count={count!r}: expected a count of rows, >= 0")
+
+    def span(start: int, stop: int) -> bool:
+        work(start, stop)
+        return False
+
+    if shared(count):
+        share_out(count, span)
+    elif count:
+        work(0, count)
 
 
 class Schedule:
@@ -1040,6 +1108,7 @@ __all__ = [
     "Scheduled",
     "System",
     "cores",
+    "in_spans",
     "kernel_threads",
     "used_threads",
 ]
