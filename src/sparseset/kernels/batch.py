@@ -553,6 +553,34 @@ def id_bounds(ids):
     return low, high
 
 
+@njit(cache=True, nogil=True)
+def first_non_finite_row(values):
+    """The first row of ``values`` (a C-ordered 2-D float array) that holds
+    a NaN or an infinity, or -1 if every value is finite.
+
+    It only reads, so it releases the GIL: a big batch is checked in spans
+    on several threads (:mod:`sparseset.sets.pool`). One pass with no
+    temporary: numpy's ``isfinite(...).any()`` writes a mask first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> first_non_finite_row(np.array([[0.0, 1.0], [2.0, np.inf], [np.nan, 0.0]]))
+    1
+    >>> first_non_finite_row(np.zeros((3, 2)))
+    -1
+    """
+    width = values.shape[1]
+    for k in range(values.shape[0]):
+        bad = False
+        for j in range(width):
+            # x - x is 0 for a finite x and NaN for NaN or an infinity.
+            bad |= (values[k, j] - values[k, j]) != 0.0
+        if bad:
+            return k
+    return -1
+
+
 #: :func:`distinct_estimate`'s registers: ``2**ESTIMATE_BITS``, each a byte.
 ESTIMATE_BITS = 14
 

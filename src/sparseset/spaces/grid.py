@@ -23,6 +23,7 @@ from ..sets.engine import SetEngine
 from ..sets.ids import as_ids, describe, kernel_ids, reject_negative
 from ..sets.index_kinds import kind_named
 from ..sets.locking import Guarded, atomic
+from ..sets.pool import share_out, shared
 
 #: The metrics by name.
 METRICS = {
@@ -319,9 +320,8 @@ class Grid(Guarded):
                     f"{what} must have shape ({count}, {d}) for {count} ids, "
                     f"got shape {arr.shape}"
                 )
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            i, j = np.argwhere(bad)[0]
+        if _any_non_finite(arr):
+            i, j = np.argwhere(~np.isfinite(arr))[0]
             raise ValueError(
                 f"{what} must be finite: {what}[{i}, {j}] = {float(arr[i, j])!r}"
             )
@@ -537,8 +537,18 @@ class Grid(Guarded):
             and sk.same_rows(state.dense, self._pos, ids, values, n, self._dims, order)
         ):
             return False
-        state.dense[:n] = ids
-        self._pos[:n] = values
+        dense, pos = state.dense, self._pos
+
+        def copy(start: int, stop: int) -> bool:
+            dense[start:stop] = ids[start:stop]
+            pos[start:stop] = values[start:stop]
+            return False
+
+        # numpy's copies release the GIL: big ones go in spans on threads.
+        if shared(n):
+            share_out(n, copy)
+        else:
+            copy(0, n)
         state.n = n
         state.epoch += 1
         self._unindexed = True
@@ -1170,6 +1180,17 @@ class Grid(Guarded):
         found = np.empty(int(offsets[-1]), np.int64)
         sk.at(*args, found, True)
         return offsets, found
+
+
+def _any_non_finite(values: np.ndarray) -> bool:
+    """Whether a C-ordered ``(n, dims)`` float array holds a NaN or an
+    infinity: one compiled pass, in spans on threads when big."""
+    rows = values.shape[0]
+
+    def check(start: int, stop: int) -> bool:
+        return bool(kernels.first_non_finite_row(values[start:stop]) >= 0)
+
+    return share_out(rows, check) if shared(rows) else bool(rows and check(0, rows))
 
 
 __all__ = ["METRICS", "Grid"]
