@@ -2,7 +2,7 @@
 
 ``DemoStep.time_step`` is one :meth:`ParticleWorld.step
 <sparseset.demo.particles.ParticleWorld.step>` of ``N = 1_000_000``
-particles in steady state (after three steps), with ``threads`` threads:
+particles in steady state (after the first lifetimes ran out), with ``threads`` threads:
 1, 2, or ``None``, the demo's default (the cores this process may use);
 ``time_floor`` is the same step by hand on plain arrays and ``@njit``
 loops (see ``_demo_floor``), in the same process. Read the ratios:
@@ -28,9 +28,9 @@ from ._size import sized
 
 N = sized(1_000_000)
 #: Steps before timing: the demo's steady state (every kernel compiled,
-#: the first despawns and respawns done, each batch's ways of using the
-#: threads tried).
-WARM_STEPS = 20
+#: the first despawns and respawns done: the shortest lifetime is 30
+#: steps; each batch's ways of using the threads tried).
+WARM_STEPS = 40
 
 
 class DemoStep:
