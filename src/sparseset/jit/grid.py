@@ -40,7 +40,6 @@ class GridTwin(NamedTuple):
     sparse: Any
     dense: np.ndarray
     pos: np.ndarray
-    key: np.ndarray
     nxt: np.ndarray
     start: np.ndarray
     head: np.ndarray
@@ -52,7 +51,7 @@ class GridTwin(NamedTuple):
 
 #: Every function taking the twin is inlined into its caller (numba's
 #: IR-level inlining) and runs without NRT. A twin passed to a compiled
-#: call is eleven arrays copied in and out, more than a move costs;
+#: call is ten arrays copied in and out, more than a move costs;
 #: inlined, numba reads each field where it is used. Without NRT nothing
 #: here raises or allocates, and a caller compiled without NRT
 #: (``@njit(_nrt=False)``) pays no reference counting on the twin's
@@ -140,7 +139,7 @@ def _unlink(tw: Any, s: Any, b: Any) -> Any:
 def _settle(tw: Any, s: Any, b: Any) -> Any:
     """Slot ``s``, in bucket ``b`` and in no list: home, or a stray of ``b``;
     the change in the number of strays."""
-    if tw.key[s] == b:
+    if sk.is_home(tw.start, s, b):
         tw.nxt[s] = sk.HOME
         return 0
     tw.nxt[s] = tw.head[b]
@@ -150,10 +149,11 @@ def _settle(tw: Any, s: Any, b: Any) -> Any:
 
 @typed_njit(**_TWIN)
 def _bucket_now(tw: Any, s: Any) -> Any:
-    """The bucket slot ``s`` is in, taking it out of a stray list."""
-    if tw.nxt[s] == sk.HOME:
-        return np.int64(tw.key[s])
+    """The bucket slot ``s`` is in (its position's), taking it out of a
+    stray list."""
     b = sk.bucket_of_slot(tw.pos, s, tw.pos.shape[1], tw.geo, tw.win)
+    if tw.nxt[s] == sk.HOME:
+        return b
     _unlink(tw, s, b)
     tw.meta[0] -= 1
     return b
@@ -190,8 +190,6 @@ def grid_place(tw: Any, x: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> Any:
         tw.pos[n, 1] = _wrapped(x1, tw.geo[2])
     if dims > 2:
         tw.pos[n, 2] = _wrapped(x2, tw.geo[3])
-    if n >= tw.start[tw.start.shape[0] - 1]:
-        tw.key[n] = sk.GONE  # past every range: never home
     b = sk.bucket_of_slot(tw.pos, n, dims, tw.geo, tw.win)
     tw.meta[0] += _settle(tw, n, b)
     tw.meta[2] = n + 1
@@ -569,7 +567,7 @@ def grid_move_slot(tw: Any, s: Any, x0: Any, x1: Any = 0.0, x2: Any = 0.0) -> An
     if dims > 2:
         x2 = _wrapped(x2, tw.geo[3])
     tw.meta[0] += sk.move_one(
-        tw.pos, tw.key, tw.nxt, tw.head, s, x0, x1, x2, dims, tw.geo, tw.win
+        tw.pos, tw.nxt, tw.start, tw.head, s, x0, x1, x2, dims, tw.geo, tw.win
     )
     return 1
 

@@ -1,16 +1,19 @@
 """Grid kernels: members bucketed into cells, and who is near whom.
 
 A grid keeps, beside a set's ``dense``, one row per slot: the position
-(``pos``, ``(capacity, dims)`` float64), the member's bucket (``key``,
-uint32) and a link (``nxt``, uint32). :func:`build` counting-sorts the
-members by bucket, moving ``dense`` and ``pos`` themselves into bucket
-order, so a bucket is the slot range ``start[b]:start[b + 1]``: no order
-array and no second copy of the coordinates, and neighbouring cells sit
-close in memory. A member that moves to another bucket after the build
-(:func:`move`) stays in its slot (``key`` keeps the bucket of the range
-holding it) and joins its new bucket's *stray list* (``head[b]``, then
-``nxt``); its ``nxt`` is :data:`HOME` while it is in that bucket. Every
-scan takes a range's members at home, then the stray list.
+(``pos``, ``(capacity, dims)`` float64) and, once a member has strayed
+(below), a link (``nxt``, uint32). :func:`sort_cells` counting-sorts the
+members by bucket into ``dense`` and ``pos`` themselves, so a bucket is
+the slot range ``start[b]:start[b + 1]``: no order array and no second
+copy of the coordinates, and neighbouring cells sit close in memory. A
+member is *home* while the bucket of its position is the one whose range
+holds its slot. A member that moves to another bucket after the build
+(:func:`move`) stays in its slot and joins its new bucket's *stray list*
+(``head[b]``, then ``nxt``); its ``nxt`` is :data:`HOME` while it is
+home. Every scan takes a range's members at home, then the stray list;
+with no stray (the grid's count of them is 0) every slot of a range is
+home and ``nxt`` is never read, so a grid none of whose members strayed
+holds none.
 
 Cells are ``floor(x / cell)`` per axis. The cell table is *dense* (a
 bucket per cell of a window, the members' bounding box at the build;
@@ -27,7 +30,6 @@ import math
 import numpy as np
 from numba import njit
 
-from .batch import reindex
 from .element import find
 from .options import NO_NRT
 from .prefetch import prefetch
@@ -37,8 +39,7 @@ HOME = np.uint32(0xFFFFFFFF)
 #: The end of a stray list (and an empty ``head``).
 END = np.uint32(0xFFFFFFFE)
 #: ``nxt`` of a slot of a bucket's range that no member holds any more
-#: (a twin's removal), and ``key`` of a slot past every range: neither is
-#: ever a bucket, so such a slot is never "home".
+#: (a twin's removal): never "home".
 GONE = np.uint32(0xFFFFFFFD)
 #: Cell coordinates are clamped to +-LIMIT (floats past int64 otherwise).
 LIMIT = float(2**40)
@@ -288,81 +289,42 @@ def buckets_of(pos, n, dims, geo, win, cells):
 
 
 @njit(**NO_NRT)
-def build(
-    sparse, dense, n, pos, key, nxt, start, head, dims, geo, win,
-    fill, moved_ids, moved_pos,
-):  # fmt: skip
-    """Counting-sort the members by bucket: ``dense[:n]`` and ``pos[:n]``
-    move into bucket order (the index follows), ``start`` gets each
-    bucket's first slot, every member is home and every stray list empty.
-    ``fill`` (a bucket each), ``moved_ids`` and ``moved_pos`` (n rows) are
-    scratch room."""
-    nb = start.shape[0] - 1
-    start[:] = 0
-    for s in range(n):
-        b = bucket_of_slot(pos, s, dims, geo, win)
-        key[s] = b
-        start[b + 1] += 1
-    for b in range(nb):
-        start[b + 1] += start[b]
-    for b in range(nb):
-        fill[b] = start[b]
-    for s in range(n):
-        b = key[s]
-        t = fill[b]
-        fill[b] = t + 1
-        moved_ids[t] = dense[s]
-        for d in range(dims):
-            moved_pos[t, d] = pos[s, d]
-    for b in range(nb):
-        for t in range(start[b], start[b + 1]):
-            key[t] = b
-    for s in range(n):
-        dense[s] = moved_ids[s]
-        for d in range(dims):
-            pos[s, d] = moved_pos[s, d]
-    reindex(sparse, dense, 0, n)
-    nxt[:n] = HOME
-    head[:] = END
-
-
-@njit(**NO_NRT)
 def sort_cells(
-    src_ids, src_pos, n, dense, pos, key, nxt, start, head, dims, geo, win,
+    src_ids, src_pos, n, dense, pos, nxt, start, head, cells, dims, geo, win,
     check, home_from, order,
 ):  # fmt: skip
     """Counting-sort ``n`` members, ``src_ids[s]`` at ``src_pos[s]``, by
     bucket into ``dense[:n]`` and ``pos[:n]``: ``start`` gets each bucket's
-    first slot, ``key`` each slot's bucket, every member is home and every
-    stray list empty. The index is left alone (the caller re-points it, or
-    knows it stale); the sources must not be the destinations.
+    first slot, every member is home and every stray list empty. The
+    index is left alone (the caller re-points it, or knows it stale); the
+    sources must not be the destinations. ``cells`` (``n`` rows) is
+    scratch room, for each source's bucket.
 
     With ``check``, first look whether every slot already holds the id and
     the position it would get (a table built from these same sources):
-    then nothing is written and the answer is True. Else False.
-    ``nxt[:home_from]`` says "home" already. ``order`` (empty: not
-    wanted) gets each source's slot, ``order[s]``.
+    then nothing is written and the answer is True. Else False. ``nxt``
+    (empty: not held) says "home" from ``home_from`` on; before it, it
+    does already. ``order`` (empty: not wanted) gets each source's slot,
+    ``order[s]``.
 
-    One pass to count, one to place (``key`` holds each source's bucket
-    meanwhile), one to label the ranges: what a hand-written cell list
+    One pass to count, one to place: what a hand-written cell list
     costs, with no order array."""
     nb = start.shape[0] - 1
     start[:] = 0
-    buckets_of(src_pos, n, dims, geo, win, key)
+    buckets_of(src_pos, n, dims, geo, win, cells)
     for s in range(n):
-        start[key[s] + 1] += 1
+        start[cells[s] + 1] += 1
     for b in range(nb):
         start[b + 1] += start[b]
         head[b] = start[b]  # each bucket's next free slot, for now
-    if check and _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims, order):
-        for b in range(nb):
-            for t in range(start[b], start[b + 1]):
-                key[t] = b
+    if check and _holds_sorted(
+        src_ids, src_pos, n, dense, pos, cells, head, dims, order
+    ):
         head[:] = END
         return True
     ordered = order.shape[0] > 0
     for s in range(n):
-        b = key[s]
+        b = cells[s]
         t = head[b]
         head[b] = t + 1
         dense[t] = src_ids[s]
@@ -370,25 +332,23 @@ def sort_cells(
             pos[t, d] = src_pos[s, d]
         if ordered:
             order[s] = t
-    for b in range(nb):
-        for t in range(start[b], start[b + 1]):
-            key[t] = b
-    nxt[home_from:n] = HOME
+    if nxt.shape[0] > 0:
+        nxt[home_from:n] = HOME
     head[:] = END
     return False
 
 
 @njit(**NO_NRT)
-def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims, order):
+def _holds_sorted(src_ids, src_pos, n, dense, pos, cells, head, dims, order):
     """Whether the slots :func:`sort_cells` would write already hold what it
-    would write there (reading only but ``order``, each source's slot;
-    stops at the first difference). Puts ``head`` back as it found it:
-    each bucket's first slot."""
+    would write there (``cells[s]``: source ``s``'s bucket; ``head[b]``:
+    bucket ``b``'s first slot, put back as found; writing only ``order``,
+    each source's slot, if not empty); stops at the first difference."""
     same = True
     stop = n
     ordered = order.shape[0] > 0
     for s in range(n):
-        b = key[s]
+        b = cells[s]
         t = head[b]
         head[b] = t + 1
         if ordered:
@@ -402,7 +362,48 @@ def _holds_sorted(src_ids, src_pos, n, dense, pos, key, head, dims, order):
             stop = s + 1
             break
     for s in range(stop):  # back to each bucket's first slot
-        head[key[s]] -= 1
+        head[cells[s]] -= 1
+    return same
+
+
+@njit(**NO_NRT)
+def same_sorted(
+    src_ids, src_pos, n, dense, pos, start, head, cells, dims, geo, win
+):  # fmt: skip
+    """Whether a table built with no stray since (every stray list empty:
+    ``head`` is all :data:`END`) is what :func:`sort_cells` of these
+    sources would build with the same layout: every slot holds the id and
+    the position it would get. ``head`` and ``cells`` (``n`` rows) are
+    scratch, ``head`` all END again after; stops at the first difference."""
+    nb = start.shape[0] - 1
+    for b in range(nb):
+        head[b] = start[b]
+    buckets_of(src_pos, n, dims, geo, win, cells)
+    same = True
+    # Each source's slot is a load of its bucket's cursor, scattered, and
+    # then its row, scattered too: the cursors of sources far ahead and
+    # the rows of those nearer are asked for early, so that the misses
+    # overlap rather than follow one another.
+    last = n - 1
+    for s in range(n):
+        if s + 16 <= last:
+            prefetch(head, cells[s + 16])
+        if s + 8 <= last:
+            ahead = head[cells[s + 8]]
+            prefetch(dense, ahead)
+            prefetch(pos, ahead * dims)
+        b = cells[s]
+        t = head[b]
+        if t >= start[b + 1] or dense[t] != src_ids[s]:
+            same = False
+            break
+        head[b] = t + 1
+        for d in range(dims):
+            if pos[t, d] != src_pos[s, d]:
+                same = False
+        if not same:
+            break
+    head[:] = END
     return same
 
 
@@ -422,17 +423,20 @@ def same_rows(dense, pos, ids, values, n, dims, order):
 
 
 @njit(inline="always", **NO_NRT)
-def move_one(pos, key, nxt, head, s, x0, x1, x2, dims, geo, win):
+def is_home(start, s, b):
+    """Whether slot ``s`` is in bucket ``b``'s slot range."""
+    return start[b] <= s < start[b + 1]
+
+
+@njit(inline="always", **NO_NRT)
+def move_one(pos, nxt, start, head, s, x0, x1, x2, dims, geo, win):
     """Move slot ``s`` to ``(x0, x1, x2)`` and re-bucket it (the table
     not stale); the change in the number of strays.
 
-    ``key[s]`` stays the bucket whose slot range holds ``s`` (its home);
-    away from it, the member is in the stray list of the bucket of its
-    position, which is where it is looked for to leave it."""
-    home = np.int64(key[s])
-    old = home
-    if nxt[s] != HOME:
-        old = bucket_of_slot(pos, s, dims, geo, win)
+    The bucket a member is in is the bucket of its position (where a
+    stray is looked for to leave its list); a member at home leaves its
+    range's bucket, so only a stray's move asks whose range holds it."""
+    old = bucket_of_slot(pos, s, dims, geo, win)
     pos[s, 0] = x0
     if dims > 1:
         pos[s, 1] = x1
@@ -442,7 +446,8 @@ def move_one(pos, key, nxt, head, s, x0, x1, x2, dims, geo, win):
     if b == old:
         return 0
     delta = 0
-    if old != home:  # leave the old bucket's stray list
+    home = nxt[s] == HOME
+    if not home:  # leave the old bucket's stray list
         prev = END
         t = head[old]
         while t != s:
@@ -453,7 +458,7 @@ def move_one(pos, key, nxt, head, s, x0, x1, x2, dims, geo, win):
         else:
             nxt[prev] = nxt[s]
         delta -= 1
-    if b == home:
+    if not home and is_home(start, s, b):
         nxt[s] = HOME
     else:
         nxt[s] = head[b]
@@ -463,7 +468,7 @@ def move_one(pos, key, nxt, head, s, x0, x1, x2, dims, geo, win):
 
 
 @njit(**NO_NRT)
-def move(pos, key, nxt, head, slots, values, dims, geo, win):
+def move(pos, nxt, start, head, slots, values, dims, geo, win):
     """Move slot ``slots[i]`` to ``values[i]`` in order (the last move
     wins), re-bucketing each; the change in the number of strays."""
     delta = 0
@@ -473,12 +478,11 @@ def move(pos, key, nxt, head, slots, values, dims, geo, win):
         # movers are scattered over the slots, each a few cache misses.
         ahead = slots[min(i + 8, last)]
         prefetch(pos, ahead * dims)
-        prefetch(key, ahead)
         prefetch(nxt, ahead)
         x1 = values[i, 1] if dims > 1 else 0.0
         x2 = values[i, 2] if dims > 2 else 0.0
         delta += move_one(
-            pos, key, nxt, head, slots[i], values[i, 0], x1, x2, dims, geo, win
+            pos, nxt, start, head, slots[i], values[i, 0], x1, x2, dims, geo, win
         )
     return delta
 
@@ -575,7 +579,7 @@ def _scan_strays(
 
 @njit(inline="always", **NO_NRT)
 def _scan_bucket(
-    dense, pos, key, nxt, start, head, d, strays, x0, x1, x2, dims, geo,
+    dense, pos, nxt, start, head, d, strays, x0, x1, x2, dims, geo,
     metric, rr, me, out_a, out_b, m, write,
 ):  # fmt: skip
     """Every member of bucket ``d`` against the point."""
@@ -616,7 +620,7 @@ def _above(b, count, scratch):
 
 @njit(**NO_NRT)
 def pairs(
-    dense, pos, key, nxt, start, head, strays, dims, geo, win, reach,
+    dense, pos, nxt, start, head, strays, dims, geo, win, reach,
     metric, rr, scratch, steps, out_a, out_b, write,
 ):  # fmt: skip
     """Every unordered pair of members within the radius once; counts them,
@@ -814,7 +818,7 @@ def _point_neighbours(pos, p, b, dims, geo, win, reach, scratch):
 
 @njit(**NO_NRT)
 def within(
-    dense, pos, key, nxt, start, head, strays, dims, geo, win, reach,
+    dense, pos, nxt, start, head, strays, dims, geo, win, reach,
     metric, rr, scratch, steps, points, offsets, found, write,
 ):  # fmt: skip
     """The members within the radius of each point: with ``write`` False,
@@ -838,7 +842,7 @@ def within(
         for j in range(count):
             d = b + steps[j] if fast else scratch[j]
             m = _scan_bucket(
-                dense, pos, key, nxt, start, head, d, strays, x0, x1, x2, dims,
+                dense, pos, nxt, start, head, d, strays, x0, x1, x2, dims,
                 geo, metric, rr, -1, found, none, m, write,
             )  # fmt: skip
         if not write:
@@ -863,7 +867,7 @@ def _exact_bucket(c, dims, win):
 
 
 @njit(**NO_NRT)
-def at(dense, pos, key, nxt, start, head, strays, dims, geo, win, cells, c,
+def at(dense, pos, nxt, start, head, strays, dims, geo, win, cells, c,
        offsets, found, write):  # fmt: skip
     """The members whose true cell is ``cells[i]``, as :func:`within`
     (``c``: scratch for three coordinates)."""
@@ -934,11 +938,12 @@ __all__ = [
     "WIN_LENGTH",
     "at",
     "bounds",
-    "build",
+    "is_home",
     "move",
     "move_one",
     "pairs",
     "same_rows",
+    "same_sorted",
     "scatter",
     "sort_cells",
     "within",

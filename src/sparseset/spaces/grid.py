@@ -92,10 +92,12 @@ class Grid(Guarded):
     Notes
     -----
     Memory: the ids' set (``dense`` and the index), ``8 * dims`` bytes of
-    position and 8 bytes of bookkeeping (the member's bucket, a link) a
-    member slot, plus the cell table (12 bytes a bucket); :attr:`nbytes`
-    counts it all. Unbounded space: the table covers the cells of the
-    members' bounding box when that is at most ``4 * n + 4096`` cells
+    position a slot and, once a member has strayed from its cell's range
+    (a move re-bucketed at once) or a twin was taken, a 4-byte link a
+    slot, plus the cell table (12 bytes a bucket); :attr:`nbytes` counts
+    it all (spare slots from growth included). Unbounded space: the table
+    covers the cells of the members' bounding box when that is at most
+    ``4 * n + 4096`` cells
     (members that later move outside it are kept in its edge cells, which
     keeps answers exact), else cells are hashed into a power-of-two table.
 
@@ -120,7 +122,6 @@ class Grid(Guarded):
         "_geo",
         "_guess",
         "_head",
-        "_key",
         "_lazy",
         "_lazy_pays",
         "_meta",
@@ -171,7 +172,9 @@ class Grid(Guarded):
                 self._win[sk.W_TORUS + d] = max(1, math.ceil(size / self._cell))
         self._engine = SetEngine.new(kind_named(index), 0)
         self._pos = np.zeros((0, self._dims), np.float64)
-        self._key = np.zeros(0, np.uint32)
+        #: The slots' links (see :mod:`sparseset.kernels.spaces`): empty
+        #: until a member strays or a twin is handed out (:meth:`_links`),
+        #: then a row per slot.
         self._nxt = np.zeros(0, np.uint32)
         self._start = np.zeros(1, np.int64)
         self._head = np.zeros(0, np.uint32)
@@ -180,10 +183,12 @@ class Grid(Guarded):
         #: count of changes that make twins stale, and the number of
         #: members (a twin's places and removals change it).
         self._meta = np.zeros(3, np.int64)
-        #: Where the sources of the last sorting :meth:`assign` went:
-        #: source ``s`` to slot ``_order[s]`` (while ``_ordered``; a
-        #: removal moves members), so that an unchanged assign is seen
-        #: without a sort. Empty until an assign.
+        #: Where the sources of the last sort went (source ``s`` to slot
+        #: ``_order[s]``, while ``_ordered``: a removal moves members), so
+        #: that an unchanged :meth:`assign` is seen with no sort. Held only
+        #: while assigns outnumber queries (``_lazy_pays``): only unasked
+        #: assigns ask, and without it they are checked by a counting
+        #: sort's walk (:func:`~sparseset.kernels.spaces.same_sorted`).
         self._order = np.zeros(0, np.uint32)
         self._ordered = False
         #: Whether the slots hold the last assign's sources in their own
@@ -246,8 +251,15 @@ class Grid(Guarded):
 
     @property
     def nbytes(self) -> int:
-        """Bytes held: the ids' set, the positions, 8 bytes a slot of
-        bookkeeping (12 once :meth:`assign` has run) and the cell table.
+        """Bytes held, spare room included: the ids' set (``dense`` and
+        its index), the positions (``8 * dims`` bytes a slot), a 4-byte
+        link a slot once a member has strayed or a twin was taken, and
+        the cell table (:attr:`table_nbytes`).
+
+        With a flat index of ids ``[0, n)``, that is 8 bytes a member of
+        bookkeeping (12 with links) beside the positions and the table.
+        An :meth:`assign` keeps an eighth more slots than members, and
+        drops the id index until an id is next looked up.
 
         O(1).
 
@@ -260,7 +272,6 @@ class Grid(Guarded):
         return int(
             self._engine.nbytes
             + self._pos.nbytes
-            + self._key.nbytes
             + self._nxt.nbytes
             + self._order.nbytes
             + self._start.nbytes
@@ -495,22 +506,21 @@ class Grid(Guarded):
             rows = n + (n >> 3) + 16
             state.dense = np.empty(rows, engine.kind.id_dtype)
             self._pos = np.empty((rows, dims), np.float64)
-            self._key = np.empty(rows, np.uint32)
-            self._nxt = np.empty(rows, np.uint32)
+            self._nxt = np.zeros(0, np.uint32)  # made again at the next stray
             same = False
             home_from = 0
-        if self._order.shape[0] < self._pos.shape[0]:
-            self._order = np.empty(self._pos.shape[0], np.uint32)
         win = self._win
         before = win.copy()
         start, head = self._layout(values, n, win, self._start, self._head)
         same = same and start is self._start and np.array_equal(before, win)
         self._start, self._head = start, head
+        order = self._orders(self._lazy_pays, n)
         kept = sk.sort_cells(
-            kids, values, n, state.dense, self._pos, self._key, self._nxt,
-            start, head, dims, self._geo, win, same, home_from, self._order[:n],
+            kids, values, n, state.dense, self._pos, self._nxt, start, head,
+            np.empty(n, np.uint32), dims, self._geo, win, same, home_from,
+            order,
         )  # fmt: skip
-        self._ordered = True
+        self._ordered = self._lazy_pays
         self._lazy = False
         if same and kept:
             return False  # the same slots, the same table: twins stay valid
@@ -527,15 +537,9 @@ class Grid(Guarded):
         """:meth:`assign` that no query has asked for since the last: the
         rows copied into the slots in the sources' order, unsorted (the
         table stale: the next query sorts it), unless they are there
-        already (through ``_order`` when the slots are sorted)."""
+        already (as copied, or as sorted into a table with no stray)."""
         state = self._engine.state
-        order = self._order[:0] if self._lazy else self._order[:n]
-        known = self._lazy or (self._ordered and order.shape[0] == n)
-        if (
-            known
-            and state.n == n
-            and sk.same_rows(state.dense, self._pos, ids, values, n, self._dims, order)
-        ):
+        if state.n == n and self._holds(ids, values, n):
             return False
         dense, pos = state.dense, self._pos
 
@@ -558,6 +562,33 @@ class Grid(Guarded):
         self._stale()
         return True
 
+    def _holds(self, ids: np.ndarray, values: np.ndarray, n: int) -> bool:
+        """Whether the ``n`` slots hold ``ids`` at ``values`` as an
+        unasked :meth:`assign` copied them, or as a sort of them put them
+        (through ``_order`` when held; else, in a table with no stray
+        since, by walking a counting sort of them)."""
+        dense, pos, dims = self._engine.state.dense, self._pos, self._dims
+        if self._lazy or (self._ordered and self._order.shape[0] >= n):
+            order = self._order[: n * (not self._lazy)]
+            return bool(sk.same_rows(dense, pos, ids, values, n, dims, order))
+        if not self._built or self._meta[0]:
+            return False
+        same = sk.same_sorted(
+            ids, values, n, dense, pos, self._start, self._head,
+            np.empty(n, np.uint32), dims, self._geo, self._win,
+        )  # fmt: skip
+        return bool(same)
+
+    def _orders(self, keep: bool, n: int) -> np.ndarray:
+        """Room for where a sort of ``n`` sources puts each, if ``keep``
+        (else an empty array, and the grid holds none)."""
+        if not keep:
+            self._order = np.zeros(0, np.uint32)
+            self._ordered = False
+        elif self._order.shape[0] < n:
+            self._order = np.resize(self._order, self._pos.shape[0])
+        return self._order[: n * keep]
+
     def _move(self, slots: np.ndarray, values: np.ndarray, n: int) -> None:
         """Put slots at positions: re-bucketed at once if the table is
         current and the strays stay few, else left for the next build."""
@@ -566,11 +597,12 @@ class Grid(Guarded):
             and slots.shape[0]
             and self._meta[0] + slots.shape[0] <= STRAY_SHARE * n
         ):
+            self._links()
             self._meta[0] += int(
                 sk.move(
                     self._pos,
-                    self._key,
                     self._nxt,
+                    self._start,
                     self._head,
                     slots,
                     values,
@@ -608,12 +640,19 @@ class Grid(Guarded):
             return
         pos = np.empty((rows, self._dims), np.float64)
         pos[:n] = self._pos[:n]
-        key = np.empty(rows, np.uint32)
-        key[:n] = self._key[:n]
-        nxt = np.empty(rows, np.uint32)
-        nxt[:n] = self._nxt[:n]
-        self._pos, self._key, self._nxt = pos, key, nxt
+        if self._nxt.shape[0]:
+            nxt = np.empty(rows, np.uint32)
+            nxt[:n] = self._nxt[:n]
+            self._nxt = nxt
+        self._pos = pos
         self._meta[1] += 1
+
+    def _links(self) -> None:
+        """Give the slots their links, every member at home, if they have
+        none (none has strayed since they were dropped): before the first
+        stray, or for a twin, whose moves make strays."""
+        if not self._nxt.shape[0]:
+            self._nxt = np.full(self._pos.shape[0], sk.HOME, np.uint32)
 
     def discard(self, ids: Any) -> int:
         """Remove the ids that are members; how many were.
@@ -841,9 +880,10 @@ class Grid(Guarded):
         self._pull()
         self._table()
         self._index()
+        self._links()
         state = self._engine.state
         return GridTwin(
-            state.sparse, state.dense, self._pos, self._key, self._nxt,
+            state.sparse, state.dense, self._pos, self._nxt,
             self._start, self._head, self._geo, self._win, self._meta,
             int(self._meta[1]),
         )  # fmt: skip
@@ -863,19 +903,19 @@ class Grid(Guarded):
         start, head = self._layout(self._pos, n, win, self._start, self._head)
         self._start, self._head = start, head
         state = self._engine.state
-        # The last assign's sources follow their members to the new slots
-        # (from their own order, if it left them unsorted).
-        follow = self._lazy or self._ordered
-        if follow and self._order.shape[0] < n:
-            self._order = np.resize(self._order, n)
-        moved = self._order[:n] if self._lazy else np.empty(n * follow, np.uint32)
+        # While assigns outnumber queries, the last assign's sources follow
+        # their members to the new slots (from their own order, if it left
+        # them unsorted).
+        follow = self._lazy_pays and (self._lazy or self._ordered)
+        order = self._orders(follow, n)
+        moved = order if self._lazy else np.empty(n * follow, np.uint32)
         sk.sort_cells(
             state.dense[:n].copy(), self._pos[:n].copy(), n, state.dense,
-            self._pos, self._key, self._nxt, start, head, self._dims, self._geo,
-            win, False, 0, moved,
+            self._pos, self._nxt, start, head, np.empty(n, np.uint32),
+            self._dims, self._geo, win, False, 0, moved,
         )  # fmt: skip
         if follow and not self._lazy and n:
-            self._order[:n] = np.take(moved, self._order[:n], mode="clip")
+            order[:] = np.take(moved, order, mode="clip")
         self._ordered = follow
         self._lazy = False
         if not self._unindexed:  # the index follows the members' new slots
@@ -1018,7 +1058,7 @@ class Grid(Guarded):
         state = self._engine.state
         none = np.empty(0, np.int64)
         args = (
-            state.dense, self._pos, self._key, self._nxt, self._start, self._head,
+            state.dense, self._pos, self._nxt, self._start, self._head,
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps,
         )  # fmt: skip
@@ -1103,7 +1143,7 @@ class Grid(Guarded):
         state = self._engine.state
         offsets = np.zeros(pts.shape[0] + 1, np.int64)
         args: tuple[Any, ...] = (
-            state.dense, self._pos, self._key, self._nxt, self._start, self._head,
+            state.dense, self._pos, self._nxt, self._start, self._head,
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps, pts, offsets,
         )  # fmt: skip
@@ -1171,7 +1211,7 @@ class Grid(Guarded):
         state = self._engine.state
         offsets = np.zeros(arr.shape[0] + 1, np.int64)
         args = (
-            state.dense, self._pos, self._key, self._nxt, self._start, self._head,
+            state.dense, self._pos, self._nxt, self._start, self._head,
             self._strayed(), d, self._geo, self._win, arr, np.zeros(3, np.int64),
             offsets,
         )  # fmt: skip
