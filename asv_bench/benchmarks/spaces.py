@@ -20,6 +20,12 @@ uniform points in a square sized so that each has about 10 others within
 - ``Memory``: ``track_bytes_per_member``, ``Grid.nbytes / N`` with the
   cell table, and ``track_table_bytes_per_member``, the cell table's share
   (``Grid.table_nbytes / N``).
+- ``Bookkeeping``: what a grid holds beside its members' positions
+  (``8 * dims`` bytes each) and the cell table, per member (issue 48's
+  target: at most 16), spare slots included, for a grid built by
+  ``place``, one built by ``assign`` (queried, one id looked up), and a
+  World's grid (tracked ``pos``, int64 handles, a hash index), each after
+  1% of the members moved (their links held).
 
 Read ``grid / floor`` from one run; absolute times are context only. The
 data is built once per benchmark process by the cached ``_...`` functions;
@@ -40,6 +46,8 @@ from ._size import sized
 N = sized(1_000_000)
 R = 1.0
 NEIGHBOURS = 10
+#: How ``Bookkeeping``'s grids are made.
+BUILT_BY = ("place", "assign", "world")
 
 
 @functools.cache
@@ -139,3 +147,40 @@ class Memory:
         return self.grid.table_nbytes / N
 
     track_table_bytes_per_member.unit = "bytes"
+
+
+class Bookkeeping:
+    params = BUILT_BY
+    param_names = ("built_by",)
+
+    def setup(self, built_by):
+        pos, _ = _points()
+        ids = np.arange(N)
+        movers = np.random.default_rng(2).choice(N, N // 100, replace=False)
+        moved = pos[movers] + 0.5
+        if built_by == "world":
+            world = World()
+            world.register("pos", "f8", shape=(2,), track=True)
+            handles = world.create(N)
+            world.add("pos", handles, pos=pos)
+            grid = world.grid("pos", cell=R)
+            grid.pairs(R)
+            world.set("pos", handles[movers], pos=moved)
+            grid.pairs(R)
+            self.grid = grid.grid
+            self.world = world  # the grid's world lives as long as it
+        else:
+            self.grid = Grid(cell=R, dims=2)
+            if built_by == "place":
+                self.grid.place(ids, pos)
+            else:
+                self.grid.assign(ids, pos)
+            self.grid.pairs(R)
+            self.grid.place(movers, moved)
+            self.grid.pairs(R)
+
+    def track_bookkeeping_bytes_per_member(self, built_by):
+        g = self.grid
+        return (g.nbytes - g.table_nbytes - 8 * g.dims * len(g)) / len(g)
+
+    track_bookkeeping_bytes_per_member.unit = "bytes"
