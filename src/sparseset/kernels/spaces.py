@@ -433,38 +433,43 @@ def move_one(pos, nxt, start, head, s, x0, x1, x2, dims, geo, win):
     """Move slot ``s`` to ``(x0, x1, x2)`` and re-bucket it (the table
     not stale); the change in the number of strays.
 
-    The bucket a member is in is the bucket of its position (where a
-    stray is looked for to leave its list); a member at home leaves its
-    range's bucket, so only a stray's move asks whose range holds it."""
-    old = bucket_of_slot(pos, s, dims, geo, win)
+    A member is in the bucket of its position: at home, the one whose
+    slot range holds it, else in that bucket's stray list, which is where
+    it is looked for to leave it. A member at home stays so while its new
+    bucket's range holds its slot, which asks for no bucket but the new."""
+    home = nxt[s] == HOME
+    old = np.int64(-1)
+    if not home:
+        old = bucket_of_slot(pos, s, dims, geo, win)
     pos[s, 0] = x0
     if dims > 1:
         pos[s, 1] = x1
     if dims > 2:
         pos[s, 2] = x2
     b = bucket_of_slot(pos, s, dims, geo, win)
-    if b == old:
-        return 0
-    delta = 0
-    home = nxt[s] == HOME
-    if not home:  # leave the old bucket's stray list
-        prev = END
-        t = head[old]
-        while t != s:
-            prev = t
-            t = nxt[t]
-        if prev == END:
-            head[old] = nxt[s]
-        else:
-            nxt[prev] = nxt[s]
-        delta -= 1
-    if not home and is_home(start, s, b):
-        nxt[s] = HOME
-    else:
+    if home:
+        if is_home(start, s, b):
+            return 0
         nxt[s] = head[b]
         head[b] = s
-        delta += 1
-    return delta
+        return 1
+    if b == old:
+        return 0
+    prev = END  # leave the old bucket's stray list
+    t = head[old]
+    while t != s:
+        prev = t
+        t = nxt[t]
+    if prev == END:
+        head[old] = nxt[s]
+    else:
+        nxt[prev] = nxt[s]
+    if is_home(start, s, b):
+        nxt[s] = HOME
+        return -1
+    nxt[s] = head[b]
+    head[b] = s
+    return 0
 
 
 @njit(**NO_NRT)
