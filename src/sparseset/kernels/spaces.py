@@ -368,13 +368,15 @@ def _holds_sorted(src_ids, src_pos, n, dense, pos, cells, head, dims, order):
 
 @njit(**NO_NRT)
 def same_sorted(
-    src_ids, src_pos, n, dense, pos, start, head, cells, dims, geo, win
+    src_ids, src_pos, n, dense, pos, start, head, cells, dims, geo, win, order
 ):  # fmt: skip
     """Whether a table built with no stray since (every stray list empty:
     ``head`` is all :data:`END`) is what :func:`sort_cells` of these
     sources would build with the same layout: every slot holds the id and
     the position it would get. ``head`` and ``cells`` (``n`` rows) are
-    scratch, ``head`` all END again after; stops at the first difference."""
+    scratch, ``head`` all END again after; ``order`` (empty: not wanted)
+    gets each source's slot as far as the walk went. Stops at the first
+    difference."""
     nb = start.shape[0] - 1
     for b in range(nb):
         head[b] = start[b]
@@ -385,6 +387,7 @@ def same_sorted(
     # the rows of those nearer are asked for early, so that the misses
     # overlap rather than follow one another.
     last = n - 1
+    ordered = order.shape[0] > 0
     for s in range(n):
         if s + 16 <= last:
             prefetch(head, cells[s + 16])
@@ -398,6 +401,8 @@ def same_sorted(
             same = False
             break
         head[b] = t + 1
+        if ordered:
+            order[s] = t
         for d in range(dims):
             if pos[t, d] != src_pos[s, d]:
                 same = False
@@ -447,6 +452,14 @@ def move_one(pos, nxt, start, head, s, x0, x1, x2, dims, geo, win):
     if dims > 2:
         pos[s, 2] = x2
     b = bucket_of_slot(pos, s, dims, geo, win)
+    return _rebucket(nxt, start, head, s, b, old, home)
+
+
+@njit(inline="always", **NO_NRT)
+def _rebucket(nxt, start, head, s, b, old, home):
+    """Slot ``s``, moved into bucket ``b`` from bucket ``old`` (home if
+    ``home``, else a stray there): its lists put right; the change in the
+    number of strays."""
     if home:
         if is_home(start, s, b):
             return 0
@@ -473,22 +486,34 @@ def move_one(pos, nxt, start, head, s, x0, x1, x2, dims, geo, win):
 
 
 @njit(**NO_NRT)
-def move(pos, nxt, start, head, slots, values, dims, geo, win):
+def move(pos, nxt, start, head, slots, values, cells, dims, geo, win):
     """Move slot ``slots[i]`` to ``values[i]`` in order (the last move
-    wins), re-bucketing each; the change in the number of strays."""
+    wins), re-bucketing each; the change in the number of strays.
+    ``cells`` (a row a move) is scratch, for the new buckets."""
+    k = slots.shape[0]
+    # The new buckets in one pass (no loads but the values'), so that the
+    # loop can ask early for what a move a few ahead reads.
+    buckets_of(values, k, dims, geo, win, cells)
     delta = 0
-    last = slots.shape[0] - 1
-    for i in range(slots.shape[0]):
-        # The rows of a move a few ahead, loading while this one runs:
-        # movers are scattered over the slots, each a few cache misses.
-        ahead = slots[min(i + 8, last)]
-        prefetch(pos, ahead * dims)
-        prefetch(nxt, ahead)
-        x1 = values[i, 1] if dims > 1 else 0.0
-        x2 = values[i, 2] if dims > 2 else 0.0
-        delta += move_one(
-            pos, nxt, start, head, slots[i], values[i, 0], x1, x2, dims, geo, win
-        )
+    last = k - 1
+    for i in range(k):
+        # Movers are scattered over the slots and their buckets over the
+        # table, each a few cache misses: those of a move a few ahead load
+        # while this one runs.
+        ahead = min(i + 8, last)
+        s = slots[ahead]
+        prefetch(pos, s * dims)
+        prefetch(nxt, s)
+        prefetch(start, cells[ahead])
+        prefetch(head, cells[ahead])
+        s = slots[i]
+        home = nxt[s] == HOME
+        old = np.int64(-1)
+        if not home:
+            old = bucket_of_slot(pos, s, dims, geo, win)
+        for d in range(dims):
+            pos[s, d] = values[i, d]
+        delta += _rebucket(nxt, start, head, s, np.int64(cells[i]), old, home)
     return delta
 
 

@@ -573,11 +573,14 @@ class Grid(Guarded):
             return bool(sk.same_rows(dense, pos, ids, values, n, dims, order))
         if not self._built or self._meta[0]:
             return False
-        same = sk.same_sorted(
+        # Unasked assigns come: the walk leaves where each source is.
+        order = self._orders(True, n)
+        found = sk.same_sorted(
             ids, values, n, dense, pos, self._start, self._head,
-            np.empty(n, np.uint32), dims, self._geo, self._win,
+            np.empty(n, np.uint32), dims, self._geo, self._win, order,
         )  # fmt: skip
-        return bool(same)
+        self._ordered = same = bool(found)
+        return same
 
     def _orders(self, keep: bool, n: int) -> np.ndarray:
         """Room for where a sort of ``n`` sources puts each, if ``keep``
@@ -606,6 +609,7 @@ class Grid(Guarded):
                     self._head,
                     slots,
                     values,
+                    np.empty(slots.shape[0], np.uint32),
                     self._dims,
                     self._geo,
                     self._win,
