@@ -1,8 +1,8 @@
 """Bare numba versions of the models' rules: the floor for sparseset.models.
 
 What a numba user writes by hand for Mesa's Boltzmann wealth and
-Schelling models on plain arrays: integer cell coordinates, a doubly
-linked list of agents per cell (Boltzmann) or an occupancy array
+Schelling models on plain arrays: integer cell coordinates, a short
+line of rows per cell (Boltzmann) or an occupancy array
 (Schelling, one agent a cell), the same one-at-a-time activation over a
 shuffled order and the same rules. ``model / floor`` in the same run is
 what the World, its grid and the model's bookkeeping add.
@@ -34,11 +34,13 @@ def floor_order(rng, n):
 
 
 @numba.njit(cache=True)
-def floor_shuffle(order, seed):
-    """Fisher-Yates on splitmix64, Lemire's unbiased bounded draws."""
+def floor_shuffle(order, seed, fill=True):
+    """Fisher-Yates on splitmix64, Lemire's unbiased bounded draws; with
+    ``fill=False`` it shuffles the permutation ``order`` holds."""
     n = order.shape[0]
-    for i in range(n):
-        order[i] = i
+    if fill:
+        for i in range(n):
+            order[i] = i
     z = np.uint64(seed)
     for i in range(n - 1, 0, -1):
         bound = np.uint64(i + 1)
@@ -58,7 +60,14 @@ def floor_shuffle(order, seed):
 
 
 class BoltzmannFloor:
-    """Agents on a ``width x height`` grid, each cell a linked list."""
+    """Agents on a ``width x height`` grid, each cell a line of rows.
+
+    A cell's line holds its count, then its members (``stride`` int32s,
+    lengthened when a cell fills it). A step draws its randomness first,
+    in two tight loops (the shuffle, then one splitmix64 word per agent),
+    then runs the agents: out of one line (the last member takes the
+    mover's place), onto the end of another, the gift an index into it.
+    """
 
     def __init__(self, n, width, height, seed):
         rng = np.random.default_rng(seed)
@@ -67,69 +76,106 @@ class BoltzmannFloor:
         self.x = rng.integers(0, width, n)
         self.y = rng.integers(0, height, n)
         self.wealth = np.ones(n, np.int64)
-        self.head = np.full(width * height, -1, np.int64)
-        self.nxt = np.full(n, -1, np.int64)
-        self.prv = np.full(n, -1, np.int64)
-        floor_link(self.x, self.y, height, self.head, self.nxt, self.prv)
+        self.order = np.arange(n, dtype=np.int32)
+        self.draws = np.empty(n, np.uint64)
+        self.stride = 8
+        self.line = np.empty(0, np.int32)
+        self.link()
+
+    def link(self):
+        while True:
+            self.line = np.zeros(self.width * self.height * self.stride, np.int32)
+            if floor_link(self.x, self.y, self.height, self.line, self.stride):
+                return
+            self.stride *= 2
 
     def step(self):
-        order = floor_order(self.rng, self.x.shape[0])
-        floor_boltzmann(
-            self.x, self.y, self.wealth, self.head, self.nxt, self.prv, order,
-            self.width, self.height, int(self.rng.integers(0, 2**31 - 1)),
-        )  # fmt: skip
+        seed = int(self.rng.integers(0, 2**62))
+        floor_draws(self.order, self.draws, seed)
+        state = np.array([seed | 2**62, 0], np.uint64)
+        while floor_boltzmann(
+            self.x, self.y, self.wealth, self.order, self.draws, self.width,
+            self.height, self.line, self.stride, state,
+        ):  # fmt: skip
+            self.stride *= 2
+            self.link()
 
 
 @numba.njit(cache=True)
-def floor_link(x, y, height, head, nxt, prv):
+def floor_link(x, y, height, line, stride):
     for a in range(x.shape[0]):
-        c = x[a] * height + y[a]
-        nxt[a] = head[c]
-        prv[a] = -1
-        if head[c] >= 0:
-            prv[head[c]] = a
-        head[c] = a
+        o = (x[a] * height + y[a]) * stride
+        k = line[o] + 1
+        if k >= stride:
+            return False
+        line[o + k] = a
+        line[o] = k
+    return True
+
+
+@numba.njit(inline="always")
+def _splitmix(z):
+    x = (z ^ (z >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
 
 
 @numba.njit(cache=True)
-def floor_boltzmann(x, y, wealth, head, nxt, prv, order, width, height, seed):
-    np.random.seed(seed)
-    for i in range(order.shape[0]):
-        a = order[i]
+def floor_draws(order, draws, seed):
+    floor_shuffle(order, seed, False)
+    z = np.uint64(seed) ^ np.uint64(0x8000000000000000)
+    for i in range(draws.shape[0]):
+        draws[i] = _splitmix(z + np.uint64(i + 1) * _GOLDEN)
+
+
+@numba.njit(cache=True)
+def floor_boltzmann(x, y, wealth, order, draws, width, height, line, stride, state):
+    z = state[0]
+    for i in range(np.int64(state[1]), order.shape[0]):
+        a = np.int64(order[i])
+        word = draws[i]
+        bits = word >> np.uint64(32)
+        left = 10
         while True:
-            k = np.random.randint(0, 8)
+            if left == 0:
+                z += _GOLDEN
+                bits = _splitmix(z)
+                left = 21
+            k = np.int64(bits & np.uint64(7))
+            bits >>= np.uint64(3)
+            left -= 1
             nx = x[a] + _DX[k]
             ny = y[a] + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        c = x[a] * height + y[a]  # unlink
-        if prv[a] >= 0:
-            nxt[prv[a]] = nxt[a]
-        else:
-            head[c] = nxt[a]
-        if nxt[a] >= 0:
-            prv[nxt[a]] = prv[a]
+        o = (x[a] * height + y[a]) * stride
+        o2 = (nx * height + ny) * stride
+        m2 = np.int64(line[o2])
+        if m2 + 1 >= stride:
+            state[0] = z
+            state[1] = np.uint64(i)
+            return 1
+        cnt = np.int64(line[o])
+        s = 1
+        while line[o + s] != a:
+            s += 1
+        line[o + s] = line[o + cnt]
+        line[o] = cnt - 1
+        line[o2 + 1 + m2] = a
+        line[o2] = m2 + 1
         x[a], y[a] = nx, ny
-        c = nx * height + ny  # link
-        nxt[a] = head[c]
-        prv[a] = -1
-        if head[c] >= 0:
-            prv[head[c]] = a
-        head[c] = a
-        if wealth[a] > 0:
-            m = 0
-            b = nxt[a]  # a is the head: the others follow it
-            while b >= 0:
-                m += 1
-                b = nxt[b]
-            if m > 0:
-                j = np.random.randint(0, m)
-                b = nxt[a]
-                while j > 0:
-                    b = nxt[b]
-                    j -= 1
-                wealth[b] += 1
-                wealth[a] -= 1
+        bound = np.uint64(max(m2, 1))
+        m = (word & _LOW) * bound
+        while (m & _LOW) < bound and (m & _LOW) < (_LOW + np.uint64(1) - bound) % bound:
+            z += _GOLDEN
+            m = (_splitmix(z) & _LOW) * bound
+        b = np.int64(line[o2 + 1 + np.int64(m >> np.uint64(32))])
+        give = np.int64((m2 > 0) & (wealth[a] > 0))
+        wealth[b] += give
+        wealth[a] -= give
+    state[0] = z
+    state[1] = np.uint64(order.shape[0])
+    return 0
 
 
 class SchellingFloor:

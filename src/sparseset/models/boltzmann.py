@@ -7,10 +7,13 @@ moves to a random Moore neighbour of its cell, then, if it has wealth,
 gives one unit to a random other agent of its new cell. The activation
 loop is compiled: each agent sees the moves and gifts of those before it.
 
-The step moves the agents in lists of one cell each that it links from
-the positions (as a hand-written model does; again only when a position
-changed since the last step, or an agent came or went), writing each move
-into the ``pos`` column at once, and declares the column written: every
+The step files the agents by cell, a short line of rows per cell that it
+fills from the positions (again only when a position changed since the
+last step, or an agent came or went): a move is a swap out of one line
+and an append to another, the gift a draw in the new line. It shuffles
+the activation order as it goes (each agent acts as soon as its place is
+drawn), writes each move into the ``pos`` column at once, and declares
+the column written: every
 agent moves every step, so the grid (``world.grid("pos")``) catches up
 when next asked, in one sort of every position, instead of re-bucketing
 each agent as it moves.
@@ -26,7 +29,14 @@ from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
 from ..world import World
-from .parameters import activation_order, off_grid, positive_ints
+from .parameters import (
+    GOLDEN,
+    LOW,
+    off_grid,
+    positive_ints,
+    shuffle_order,
+    splitmix,
+)
 
 #: The eight Moore offsets, in Mesa's order of no importance.
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
@@ -34,29 +44,42 @@ _DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
 
 
 @typed_njit(**NO_NRT)
-def boltzmann_cells(
-    pos: Any, width: Any, height: Any, head: Any, nxt: Any, prv: Any
-) -> Any:
-    """Link the agents (rows of ``pos``) into one doubly linked list a cell
-    (``head[x * height + y]``, ``nxt``/``prv`` by row, -1 ends); the
-    first row whose position is not a cell of the grid, -1 if none. Every
-    position is checked before a list changes: a refusal leaves the lists
-    as they were."""
+def boltzmann_cells(pos: Any, width: Any, height: Any, line: Any, stride: Any) -> Any:
+    """File the agents (rows of ``pos``) by cell: the cell ``c = x * height
+    + y`` owns ``line[c * stride : (c + 1) * stride]``, its count first,
+    then its members' rows. The first row whose position is not a cell of
+    the grid, -1 if none, -2 if a cell holds ``stride`` agents or more
+    (the lines are then too short). Every position is checked before
+    ``line`` changes: a refusal leaves it as it was."""
     for a in range(pos.shape[0]):
-        x = pos[a, 0]
-        y = pos[a, 1]
-        if off_grid(x, y, width, height):
+        if off_grid(pos[a, 0], pos[a, 1], width, height):
             return a
-    for c in range(head.shape[0]):
-        head[c] = -1
+    line[:] = 0
     for a in range(pos.shape[0]):
-        c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
-        nxt[a] = head[c]
-        prv[a] = -1
-        if head[c] >= 0:
-            prv[head[c]] = a
-        head[c] = a
+        o = (np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])) * stride
+        k = line[o] + 1
+        if k >= stride:
+            return -2
+        line[o + k] = a
+        line[o] = k
     return -1
+
+
+@typed_njit(**NO_NRT)
+def boltzmann_draws(order: Any, draws: Any, seed: Any) -> None:
+    """A step's randomness, drawn before it in two tight loops: ``order``
+    (any permutation of the rows: the last step's serves) shuffled by
+    :func:`shuffle_order` from ``seed``, and ``draws[i]``, the splitmix64
+    word of the agent of place ``i``, on the counter ``seed ^ 2**63`` (2**63
+    draws away from the shuffle's: their streams never meet).
+
+    A draw inside the activation loop costs several times as much: the
+    loop waits on its loads, and every instruction it holds shrinks the
+    number of agents the processor overlaps."""
+    shuffle_order(order, seed, False)
+    z = np.uint64(seed) ^ np.uint64(0x8000000000000000)
+    for i in range(draws.shape[0]):
+        draws[i] = splitmix(z + np.uint64(i + 1) * GOLDEN)
 
 
 @typed_njit(**NO_NRT)
@@ -64,60 +87,81 @@ def boltzmann_step(
     pos: Any,
     wealth: Any,
     order: Any,
+    draws: Any,
     width: Any,
     height: Any,
-    seed: Any,
-    head: Any,
-    nxt: Any,
-    prv: Any,
-) -> None:
-    """One step of the Boltzmann wealth model, agent by agent.
+    line: Any,
+    stride: Any,
+    state: Any,
+) -> Any:
+    """One step of the Boltzmann wealth model, agent by agent in ``order``
+    from place ``state[1]`` on, or its rest.
 
-    ``order`` lists rows of ``pos``/``wealth`` in activation order; the
-    agents stand in the cell lists of :func:`boltzmann_cells`, which the
-    moves keep, and each move writes ``pos`` at once. Draws come from
-    numba's generator, seeded here with ``seed``.
+    An agent moves to a uniform Moore neighbour inside the grid (writing
+    ``pos``, keeping the lines of :func:`boltzmann_cells`), then gives a
+    unit of wealth, if it has one, to a uniform other member of its new
+    cell. The draws are the agent's word of :func:`boltzmann_draws`: the
+    gift's index from its low 32 bits (Lemire), the moves three bits at a
+    time from its high 32 (ten tries); a draw they cannot settle (a
+    rejection, or ten moves off the grid) comes from splitmix64 on the
+    counter ``state[0]``.
+
+    Returns 0 when every agent acted, 1 when an agent's new cell was full
+    (``stride - 1`` members): nothing of its move happened, and
+    ``state[1]`` is its place, to resume from once the lines are longer.
     """
-    np.random.seed(seed)
-    for i in range(order.shape[0]):
-        a = order[i]
+    z = state[0]
+    for i in range(np.int64(state[1]), order.shape[0]):
+        a = np.int64(order[i])
+        word = draws[i]
+        bits = word >> np.uint64(32)
+        left = 10
         x = np.int64(pos[a, 0])
         y = np.int64(pos[a, 1])
         while True:  # a uniform neighbour among those inside the grid
-            k = np.random.randint(0, 8)
+            if left == 0:
+                z += GOLDEN
+                bits = splitmix(z)
+                left = 21
+            k = np.int64(bits & np.uint64(7))
+            bits >>= np.uint64(3)
+            left -= 1
             nx = x + _DX[k]
             ny = y + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        c = x * height + y  # out of the old cell's list
-        if prv[a] >= 0:
-            nxt[prv[a]] = nxt[a]
-        else:
-            head[c] = nxt[a]
-        if nxt[a] >= 0:
-            prv[nxt[a]] = prv[a]
-        c = nx * height + ny  # at the head of the new one's
-        nxt[a] = head[c]
-        prv[a] = -1
-        if head[c] >= 0:
-            prv[head[c]] = a
-        head[c] = a
+        o = (x * height + y) * stride
+        o2 = (nx * height + ny) * stride
+        m2 = np.int64(line[o2])
+        if m2 + 1 >= stride:  # the new cell's line is full: resume later
+            state[0] = z
+            state[1] = np.uint64(i)
+            return 1
+        cnt = np.int64(line[o])  # out of the old cell: the last takes a's place
+        s = 1
+        while line[o + s] != a:
+            s += 1
+        line[o + s] = line[o + cnt]
+        line[o] = cnt - 1
+        line[o2 + 1 + m2] = a  # into the new one, after the m2 there
+        line[o2] = m2 + 1
         pos[a, 0] = nx
         pos[a, 1] = ny
-        if wealth[a] > 0:
-            m = 0  # the others of the cell follow a
-            b = nxt[a]
-            while b >= 0:
-                m += 1
-                b = nxt[b]
-            if m > 0:  # someone else is here: a random one of them
-                j = np.random.randint(0, m)
-                b = nxt[a]
-                while j > 0:
-                    b = nxt[b]
-                    j -= 1
-                wealth[b] += 1
-                wealth[a] -= 1
+        # The gift, without a branch on the coin's fall: a uniform j < m2,
+        # a unit from a to the j-th other when both conditions hold (when
+        # m2 == 0, j == 0 names a itself and nothing moves).
+        bound = np.uint64(max(m2, 1))
+        m = (word & LOW) * bound
+        while (m & LOW) < bound and (m & LOW) < (LOW + np.uint64(1) - bound) % bound:
+            z += GOLDEN
+            m = (splitmix(z) & LOW) * bound
+        b = np.int64(line[o2 + 1 + np.int64(m >> np.uint64(32))])
+        give = np.int64((m2 > 0) & (wealth[a] > 0))
+        wealth[b] += give
+        wealth[a] -= give
+    state[0] = z
+    state[1] = np.uint64(order.shape[0])
+    return 0
 
 
 def gini_of(wealth: np.ndarray) -> float:
@@ -152,9 +196,9 @@ class BoltzmannWealth:
     any reader), and ``grid`` is ``world.grid("pos")``, which catches up
     with a step's moves when next asked (one sort: all moved).
 
-    Differences from Mesa's: the random draws come from numpy and numba
-    generators seeded by ``seed`` (the same seed gives the same run, not
-    Mesa's run); recording is off unless ``record=True``, which makes
+    Differences from Mesa's: the random draws come from splitmix64
+    seeded by a numpy generator seeded by ``seed`` (the same seed gives
+    the same run, not Mesa's run); recording is off unless ``record=True``, which makes
     ``recorder`` a :class:`~sparseset.Recorder` of ``gini`` per step
     and each agent's ``wealth`` (Mesa's ``Gini`` and ``Wealth``).
 
@@ -221,11 +265,19 @@ class BoltzmannWealth:
         self.agents = agents
         self.grid = w.grid("pos", cell=1.0)
         self.steps = 0
-        self._head = np.empty(self.width * self.height, np.int64)
-        self._nxt = np.empty(self.num_agents, np.int64)
-        self._prv = np.empty(self.num_agents, np.int64)
-        #: The positions the cell lists were linked for (none yet).
+        #: Each cell's line: its count, then its members' rows (see
+        #: boltzmann_cells), ``stride`` entries; lengthened when a cell
+        #: fills its line.
+        self._stride = 8
+        self._line = np.empty(0, np.int32)
+        #: The positions the lines were filed for (none yet).
         self._linked = np.empty((0, 2), np.float64)
+        #: The last step's activation order (a step shuffles it again).
+        self._order = np.empty(0, np.int32)
+        #: A step's words of randomness, one per agent (boltzmann_draws).
+        self._draws = np.empty(0, np.uint64)
+        #: The components' state keys when they last held the same agents.
+        self._members: tuple[object, ...] = ()
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -251,40 +303,67 @@ class BoltzmannWealth:
         w = self.world
         wealth_store = w["wealth"]
         pos_store = w["pos"]
-        if not np.array_equal(wealth_store.ids, pos_store.ids):
-            raise RuntimeError("the wealth and pos components hold different agents")
+        members = (wealth_store.state_key(), pos_store.state_key())
+        if members != self._members:
+            if not np.array_equal(wealth_store.ids, pos_store.ids):
+                raise RuntimeError(
+                    "the wealth and pos components hold different agents"
+                )
+            self._members = members
         pos = pos_store["pos"]
         n = pos.shape[0]
-        if self._nxt.shape[0] < n:
-            self._nxt = np.empty(n, np.int64)
-            self._prv = np.empty(n, np.int64)
-        linked = self._linked
-        # The lists are a function of the positions by row: the last step
-        # left them linked, and they stand unless a position changed since.
-        if linked.shape != pos.shape or not np.array_equal(linked, pos):
-            bad = boltzmann_cells(
-                pos, self.width, self.height, self._head, self._nxt, self._prv
-            )
-            if bad >= 0:
-                raise ValueError(
-                    f"the agent at row {bad} stands at {pos[bad].tolist()}, not "
-                    f"a cell of the {self.width} x {self.height} grid"
-                )
-            if linked.shape != pos.shape:
-                linked = self._linked = np.empty_like(pos)
-        order = activation_order(self.rng, n)
-        seed = int(self.rng.integers(0, 2**31 - 1))
-        boltzmann_step(
-            pos, wealth_store["wealth"], order, self.width, self.height, seed,
-            self._head, self._nxt, self._prv,
-        )  # fmt: skip
-        np.copyto(linked, pos)
+        # The lines are a function of the positions by row: the last step
+        # left them filed, and they stand unless a position changed since.
+        if self._linked.shape != pos.shape or not np.array_equal(self._linked, pos):
+            self._file(pos)
+            self._linked = np.empty_like(pos)
+        if self._order.shape[0] != n:
+            self._order = np.arange(n, dtype=np.int32)
+            self._draws = np.empty(n, np.uint64)
+        seed = self.rng.integers(0, 2**62)
+        boltzmann_draws(self._order, self._draws, seed)
+        # The rare draws the words cannot settle: a third counter, from 2**62.
+        state = np.array([seed | 2**62, 0], np.uint64)
+        wealth = wealth_store["wealth"]
+        while boltzmann_step(
+            pos, wealth, self._order, self._draws, self.width, self.height,
+            self._line, self._stride, state,
+        ):  # fmt: skip
+            self._stride *= 2  # a cell filled its line: longer lines, go on
+            self._file(pos)
+        np.copyto(self._linked, pos)
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
         pos_store.touch_rows(slice(0, n))
         self.steps += 1
         if self.recorder is not None:
             self.recorder.collect(step=self.steps)
+
+    def _file(self, pos: np.ndarray) -> None:
+        """File the agents by cell (:func:`boltzmann_cells`), the lines long
+        enough for the most crowded cell.
+
+        Raises
+        ------
+        ValueError
+            If a position is not a cell of the grid; nothing changes.
+        """
+        cells = self.width * self.height
+        while True:
+            if self._line.shape[0] != cells * self._stride:
+                line = np.empty(cells * self._stride, np.int32)
+            else:
+                line = self._line
+            bad = boltzmann_cells(pos, self.width, self.height, line, self._stride)
+            if bad >= 0:
+                raise ValueError(
+                    f"the agent at row {bad} stands at {pos[bad].tolist()}, not "
+                    f"a cell of the {self.width} x {self.height} grid"
+                )
+            self._line = line
+            if bad == -1:
+                return
+            self._stride *= 2
 
     def run(self, steps: int) -> None:
         """Run ``steps`` steps. O(steps n)."""

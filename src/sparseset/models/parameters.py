@@ -55,10 +55,26 @@ def rows_by_handle(handles: NDArray[np.int64]) -> NDArray[np.int64]:
     return rows
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: splitmix64's increment, and the low 32 bits of a word.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+LOW = np.uint64(0xFFFFFFFF)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-_LOW = np.uint64(0xFFFFFFFF)
+
+
+@typed_njit(inline="always", **NO_NRT)
+def splitmix(z: Any) -> Any:
+    """splitmix64's output for the counter ``z`` (uint64): a model's
+    draws advance ``z`` by :data:`GOLDEN` and mix it.
+
+    Examples
+    --------
+    >>> int(splitmix(np.uint64(GOLDEN)))
+    16294208416658607535
+    """
+    x = (z ^ (z >> np.uint64(30))) * _MIX1
+    x = (x ^ (x >> np.uint64(27))) * _MIX2
+    return x ^ (x >> np.uint64(31))
 
 
 @typed_njit(**NO_NRT)
@@ -78,9 +94,10 @@ def off_grid(x: Any, y: Any, width: Any, height: Any) -> Any:
 
 
 @typed_njit(**NO_NRT)
-def shuffle_order(order: Any, seed: Any) -> None:
+def shuffle_order(order: Any, seed: Any, fill: Any = True) -> None:
     """Fill ``order`` with a uniformly random permutation of ``0..n-1``
-    (n < 2**32), a function of ``seed`` alone: a Fisher-Yates shuffle
+    (n < 2**32), a function of ``seed`` alone (with ``fill=False``: shuffle
+    the permutation ``order`` holds, as random): a Fisher-Yates shuffle
     drawing from splitmix64, each index in range by Lemire's
     multiply-and-reject (no bias). O(n).
 
@@ -88,22 +105,20 @@ def shuffle_order(order: Any, seed: Any) -> None:
     activation order is drawn every step of a model, for every agent).
     """
     n = order.shape[0]
-    for i in range(n):
-        order[i] = i
+    if fill:
+        for i in range(n):
+            order[i] = i
     z = np.uint64(seed)
     for i in range(n - 1, 0, -1):
         bound = np.uint64(i + 1)
         while True:
-            z += _GOLDEN
-            x = (z ^ (z >> np.uint64(30))) * _MIX1
-            x = (x ^ (x >> np.uint64(27))) * _MIX2
-            x ^= x >> np.uint64(31)
-            m = (x >> np.uint64(32)) * bound
-            low = m & _LOW
+            z += GOLDEN
+            m = (splitmix(z) >> np.uint64(32)) * bound
+            low = m & LOW
             # Rejecting the low words below 2**32 mod bound leaves every
             # index equally likely; the modulo is paid only on the rare
             # draws that may need it.
-            if low >= bound or low >= (_LOW + np.uint64(1) - bound) % bound:
+            if low >= bound or low >= (LOW + np.uint64(1) - bound) % bound:
                 break
         j = np.int64(m >> np.uint64(32))
         t = order[i]
