@@ -150,7 +150,7 @@ def boltzmann_step(
         # The gift, without a branch on the coin's fall: a uniform j < m2,
         # a unit from a to the j-th other when both conditions hold (when
         # m2 == 0, j == 0 names a itself and nothing moves).
-        bound = np.uint64(max(m2, 1))
+        bound = np.uint64(m2 if m2 > 1 else 1)
         m = (word & LOW) * bound
         while (m & LOW) < bound and (m & LOW) < (LOW + np.uint64(1) - bound) % bound:
             z += GOLDEN
