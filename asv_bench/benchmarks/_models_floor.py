@@ -18,6 +18,8 @@ The names avoid asv's benchmark prefixes because asv imports every module.
 import numba
 import numpy as np
 
+from sparseset.kernels.prefetch import prefetch
+
 _DX = np.array([-1, -1, -1, 0, 0, 1, 1, 1], np.int64)
 _DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -65,8 +67,11 @@ class BoltzmannFloor:
     A cell's line holds its count, then its members (``stride`` int32s,
     lengthened when a cell fills it). A step draws its randomness first,
     in two tight loops (the shuffle, then one splitmix64 word per agent),
-    then runs the agents: out of one line (the last member takes the
-    mover's place), onto the end of another, the gift an index into it.
+    then every agent's move (each moves once and reads only its own
+    position, so the moves are known before the activation loop), then
+    runs the activation loop on the lines: out of one line (the last
+    member takes the mover's place), onto the end of another, the gift an
+    index into it; both loops prefetch a few agents ahead.
     """
 
     def __init__(self, n, width, height, seed):
@@ -78,27 +83,36 @@ class BoltzmannFloor:
         self.wealth = np.ones(n, np.int64)
         self.order = np.arange(n, dtype=np.int32)
         self.draws = np.empty(n, np.uint64)
+        self.src = np.empty(n, np.int64)
+        self.dst = np.empty(n, np.int64)
         self.stride = 8
-        self.line = np.empty(0, np.int32)
-        self.link()
-
-    def link(self):
         while True:
-            self.line = np.zeros(self.width * self.height * self.stride, np.int32)
-            if floor_link(self.x, self.y, self.height, self.line, self.stride):
-                return
+            self.line = np.zeros(width * height * self.stride, np.int32)
+            if floor_link(self.x, self.y, height, self.line, self.stride):
+                break
             self.stride *= 2
 
     def step(self):
-        seed = int(self.rng.integers(0, 2**62))
-        floor_draws(self.order, self.draws, seed)
-        state = np.array([seed | 2**62, 0], np.uint64)
-        while floor_boltzmann(
-            self.x, self.y, self.wealth, self.order, self.draws, self.width,
-            self.height, self.line, self.stride, state,
-        ):  # fmt: skip
-            self.stride *= 2
-            self.link()
+        floor_draws(self.order, self.draws, int(self.rng.integers(0, 2**63 - 1)))
+        floor_moves(
+            self.x, self.y, self.order, self.draws, self.width, self.height,
+            self.src, self.dst,
+        )  # fmt: skip
+        at = 0
+        while True:
+            at = floor_gifts(
+                self.wealth, self.order, self.draws, self.src, self.dst,
+                self.line, self.stride, at,
+            )  # fmt: skip
+            if at < 0:
+                return
+            while True:
+                self.stride *= 2
+                self.line = np.zeros(self.width * self.height * self.stride, np.int32)
+                if floor_refile(
+                    self.order, self.src, self.dst, at, self.line, self.stride
+                ):
+                    break
 
 
 @numba.njit(cache=True)
@@ -109,6 +123,18 @@ def floor_link(x, y, height, line, stride):
         if k >= stride:
             return False
         line[o + k] = a
+        line[o] = k
+    return True
+
+
+@numba.njit(cache=True)
+def floor_refile(order, src, dst, start, line, stride):
+    for i in range(order.shape[0]):
+        o = (dst[i] if i < start else src[i]) * stride
+        k = line[o] + 1
+        if k >= stride:
+            return False
+        line[o + k] = order[i]
         line[o] = k
     return True
 
@@ -129,17 +155,20 @@ def floor_draws(order, draws, seed):
 
 
 @numba.njit(cache=True)
-def floor_boltzmann(x, y, wealth, order, draws, width, height, line, stride, state):
-    z = state[0]
-    for i in range(np.int64(state[1]), order.shape[0]):
-        a = np.int64(order[i])
+def floor_moves(x, y, order, draws, width, height, src, dst):
+    n = order.shape[0]
+    for i in range(n):
+        if i + 16 < n:
+            prefetch(x, order[i + 16])
+            prefetch(y, order[i + 16])
+        a = order[i]
         word = draws[i]
         bits = word >> np.uint64(32)
         left = 10
         while True:
             if left == 0:
-                z += _GOLDEN
-                bits = _splitmix(z)
+                word = _splitmix(word)
+                bits = word
                 left = 21
             k = np.int64(bits & np.uint64(7))
             bits >>= np.uint64(3)
@@ -148,13 +177,25 @@ def floor_boltzmann(x, y, wealth, order, draws, width, height, line, stride, sta
             ny = y[a] + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        o = (x[a] * height + y[a]) * stride
-        o2 = (nx * height + ny) * stride
+        src[i] = x[a] * height + y[a]
+        dst[i] = nx * height + ny
+        x[a], y[a] = nx, ny
+
+
+@numba.njit(cache=True)
+def floor_gifts(wealth, order, draws, src, dst, line, stride, start):
+    n = order.shape[0]
+    for i in range(start, n):
+        if i + 8 < n:
+            prefetch(line, dst[i + 8] * stride)
+            prefetch(line, src[i + 8] * stride)
+            prefetch(wealth, order[i + 8])
+        a = np.int64(order[i])
+        o = src[i] * stride
+        o2 = dst[i] * stride
         m2 = np.int64(line[o2])
         if m2 + 1 >= stride:
-            state[0] = z
-            state[1] = np.uint64(i)
-            return 1
+            return i
         cnt = np.int64(line[o])
         s = 1
         while line[o + s] != a:
@@ -163,19 +204,17 @@ def floor_boltzmann(x, y, wealth, order, draws, width, height, line, stride, sta
         line[o] = cnt - 1
         line[o2 + 1 + m2] = a
         line[o2] = m2 + 1
-        x[a], y[a] = nx, ny
         bound = np.uint64(max(m2, 1))
+        word = draws[i]
         m = (word & _LOW) * bound
         while (m & _LOW) < bound and (m & _LOW) < (_LOW + np.uint64(1) - bound) % bound:
-            z += _GOLDEN
-            m = (_splitmix(z) & _LOW) * bound
+            word = _splitmix(word)
+            m = (word & _LOW) * bound
         b = np.int64(line[o2 + 1 + np.int64(m >> np.uint64(32))])
         give = np.int64((m2 > 0) & (wealth[a] > 0))
         wealth[b] += give
         wealth[a] -= give
-    state[0] = z
-    state[1] = np.uint64(order.shape[0])
-    return 0
+    return -1
 
 
 class SchellingFloor:

@@ -10,13 +10,13 @@ loop is compiled: each agent sees the moves and gifts of those before it.
 The step files the agents by cell, a short line of rows per cell that it
 fills from the positions (again only when a position changed since the
 last step, or an agent came or went): a move is a swap out of one line
-and an append to another, the gift a draw in the new line. It shuffles
-the activation order as it goes (each agent acts as soon as its place is
-drawn), writes each move into the ``pos`` column at once, and declares
-the column written: every
-agent moves every step, so the grid (``world.grid("pos")``) catches up
-when next asked, in one sort of every position, instead of re-bucketing
-each agent as it moves.
+and an append to another, the gift a draw in the new line. It draws its
+randomness first (the activation order, a word per agent), then every
+agent's move (an agent's move reads and writes its own position only,
+and each moves once), writing ``pos``, then runs the activation loop on
+the lines, and declares the column written: every agent moves every step, so the grid
+(``world.grid("pos")``) catches up when next asked, in one sort of every
+position, instead of re-bucketing each agent as it moves.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import numpy as np
 
 from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
+from ..kernels.prefetch import prefetch
 from ..recording import Recorder
 from ..world import World
 from .parameters import (
@@ -71,11 +72,7 @@ def boltzmann_draws(order: Any, draws: Any, seed: Any) -> None:
     (any permutation of the rows: the last step's serves) shuffled by
     :func:`shuffle_order` from ``seed``, and ``draws[i]``, the splitmix64
     word of the agent of place ``i``, on the counter ``seed ^ 2**63`` (2**63
-    draws away from the shuffle's: their streams never meet).
-
-    A draw inside the activation loop costs several times as much: the
-    loop waits on its loads, and every instruction it holds shrinks the
-    number of agents the processor overlaps."""
+    draws away from the shuffle's: their streams never meet)."""
     shuffle_order(order, seed, False)
     z = np.uint64(seed) ^ np.uint64(0x8000000000000000)
     for i in range(draws.shape[0]):
@@ -83,45 +80,36 @@ def boltzmann_draws(order: Any, draws: Any, seed: Any) -> None:
 
 
 @typed_njit(**NO_NRT)
-def boltzmann_step(
-    pos: Any,
-    wealth: Any,
-    order: Any,
-    draws: Any,
-    width: Any,
-    height: Any,
-    line: Any,
-    stride: Any,
-    state: Any,
-) -> Any:
-    """One step of the Boltzmann wealth model, agent by agent in ``order``
-    from place ``state[1]`` on, or its rest.
+def boltzmann_moves(
+    pos: Any, order: Any, draws: Any, width: Any, height: Any, src: Any, dst: Any
+) -> None:
+    """Every agent's move, in ``order``: to a uniform Moore neighbour inside
+    the grid, drawn three bits at a time from the high 32 bits of its word
+    (ten tries, then from the word mixed again), written into ``pos``;
+    ``src[i]``/``dst[i]``, the cells the agent of place ``i`` leaves and
+    enters (``x * height + y``).
 
-    An agent moves to a uniform Moore neighbour inside the grid (writing
-    ``pos``, keeping the lines of :func:`boltzmann_cells`), then gives a
-    unit of wealth, if it has one, to a uniform other member of its new
-    cell. The draws are the agent's word of :func:`boltzmann_draws`: the
-    gift's index from its low 32 bits (Lemire), the moves three bits at a
-    time from its high 32 (ten tries); a draw they cannot settle (a
-    rejection, or ten moves off the grid) comes from splitmix64 on the
-    counter ``state[0]``.
-
-    Returns 0 when every agent acted, 1 when an agent's new cell was full
-    (``stride - 1`` members): nothing of its move happened, and
-    ``state[1]`` is its place, to resume from once the lines are longer.
-    """
-    z = state[0]
-    for i in range(np.int64(state[1]), order.shape[0]):
+    A move reads and writes its own agent's position only, and each agent
+    moves once a step: the moves are those of the activation loop, drawn
+    ahead of it in a loop of independent iterations (which the processor
+    overlaps), leaving the loop of the gifts the cells' lines only: that
+    loop waits on its loads, and each instruction it holds shrinks the
+    number of agents the processor overlaps (a draw inside it cost about
+    as much as the rest)."""
+    n = order.shape[0]
+    for i in range(n):
+        if i + 16 < n:
+            prefetch(pos, 2 * np.int64(order[i + 16]))
         a = np.int64(order[i])
         word = draws[i]
         bits = word >> np.uint64(32)
         left = 10
         x = np.int64(pos[a, 0])
         y = np.int64(pos[a, 1])
-        while True:  # a uniform neighbour among those inside the grid
+        while True:
             if left == 0:
-                z += GOLDEN
-                bits = splitmix(z)
+                word = splitmix(word)
+                bits = word
                 left = 21
             k = np.int64(bits & np.uint64(7))
             bits >>= np.uint64(3)
@@ -130,14 +118,46 @@ def boltzmann_step(
             ny = y + _DY[k]
             if 0 <= nx < width and 0 <= ny < height:
                 break
-        o = (x * height + y) * stride
-        o2 = (nx * height + ny) * stride
+        src[i] = x * height + y
+        dst[i] = nx * height + ny
+        pos[a, 0] = nx
+        pos[a, 1] = ny
+
+
+@typed_njit(**NO_NRT)
+def boltzmann_gifts(
+    wealth: Any,
+    order: Any,
+    draws: Any,
+    src: Any,
+    dst: Any,
+    line: Any,
+    stride: Any,
+    start: Any,
+) -> Any:
+    """The activation loop from place ``start``, the moves drawn
+    (:func:`boltzmann_moves`): the agent of place ``i`` leaves the line of
+    cell ``src[i]`` (the last member takes its place) for the end of
+    ``dst[i]``'s, then gives a unit of wealth, if it has one, to a uniform
+    other member there (Lemire's index on the low 32 bits of its word of
+    :func:`boltzmann_draws`; a rejected draw mixes the word again).
+
+    Returns -1 when every agent acted, else the place of the agent whose
+    new cell's line was full (``stride - 1`` members): it has not acted,
+    and the loop resumes there once the lines are longer."""
+    n = order.shape[0]
+    for i in range(start, n):
+        if i + 8 < n:  # the lines and the wealth a few agents ahead
+            prefetch(line, np.int64(dst[i + 8]) * stride)
+            prefetch(line, np.int64(src[i + 8]) * stride)
+            prefetch(wealth, np.int64(order[i + 8]))
+        a = np.int64(order[i])
+        o = np.int64(src[i]) * stride
+        o2 = np.int64(dst[i]) * stride
         m2 = np.int64(line[o2])
-        if m2 + 1 >= stride:  # the new cell's line is full: resume later
-            state[0] = z
-            state[1] = np.uint64(i)
-            return 1
-        cnt = np.int64(line[o])  # out of the old cell: the last takes a's place
+        if m2 + 1 >= stride:
+            return i
+        cnt = np.int64(line[o])  # out of the old cell
         s = 1
         while line[o + s] != a:
             s += 1
@@ -145,23 +165,38 @@ def boltzmann_step(
         line[o] = cnt - 1
         line[o2 + 1 + m2] = a  # into the new one, after the m2 there
         line[o2] = m2 + 1
-        pos[a, 0] = nx
-        pos[a, 1] = ny
         # The gift, without a branch on the coin's fall: a uniform j < m2,
         # a unit from a to the j-th other when both conditions hold (when
         # m2 == 0, j == 0 names a itself and nothing moves).
         bound = np.uint64(m2 if m2 > 1 else 1)
+        word = draws[i]
         m = (word & LOW) * bound
         while (m & LOW) < bound and (m & LOW) < (LOW + np.uint64(1) - bound) % bound:
-            z += GOLDEN
-            m = (splitmix(z) & LOW) * bound
+            word = splitmix(word)
+            m = (word & LOW) * bound
         b = np.int64(line[o2 + 1 + np.int64(m >> np.uint64(32))])
         give = np.int64((m2 > 0) & (wealth[a] > 0))
         wealth[b] += give
         wealth[a] -= give
-    state[0] = z
-    state[1] = np.uint64(order.shape[0])
-    return 0
+    return -1
+
+
+@typed_njit(**NO_NRT)
+def boltzmann_refile(
+    order: Any, src: Any, dst: Any, start: Any, line: Any, stride: Any
+) -> Any:
+    """File the agents again, mid-step, in lines of ``stride``: those of
+    places before ``start`` in their new cells, the others in their old.
+    False if a cell holds ``stride`` agents or more."""
+    line[:] = 0
+    for i in range(order.shape[0]):
+        o = np.int64(dst[i] if i < start else src[i]) * stride
+        k = line[o] + 1
+        if k >= stride:
+            return False
+        line[o + k] = order[i]
+        line[o] = k
+    return True
 
 
 def gini_of(wealth: np.ndarray) -> float:
@@ -274,8 +309,11 @@ class BoltzmannWealth:
         self._linked = np.empty((0, 2), np.float64)
         #: The last step's activation order (a step shuffles it again).
         self._order = np.empty(0, np.int32)
-        #: A step's words of randomness, one per agent (boltzmann_draws).
+        #: A step's words of randomness, one per agent (boltzmann_draws),
+        #: and the cells each agent leaves and enters (boltzmann_moves).
         self._draws = np.empty(0, np.uint64)
+        self._src = np.empty(0, np.int64)
+        self._dst = np.empty(0, np.int64)
         #: The components' state keys when they last held the same agents.
         self._members: tuple[object, ...] = ()
         self.recorder: Recorder | None = None
@@ -320,17 +358,27 @@ class BoltzmannWealth:
         if self._order.shape[0] != n:
             self._order = np.arange(n, dtype=np.int32)
             self._draws = np.empty(n, np.uint64)
-        seed = self.rng.integers(0, 2**62)
-        boltzmann_draws(self._order, self._draws, seed)
-        # The rare draws the words cannot settle: a third counter, from 2**62.
-        state = np.array([seed | 2**62, 0], np.uint64)
+            self._src = np.empty(n, np.int64)
+            self._dst = np.empty(n, np.int64)
+        order, draws, src, dst = self._order, self._draws, self._src, self._dst
+        boltzmann_draws(order, draws, self.rng.integers(0, 2**63 - 1))
+        boltzmann_moves(pos, order, draws, self.width, self.height, src, dst)
         wealth = wealth_store["wealth"]
-        while boltzmann_step(
-            pos, wealth, self._order, self._draws, self.width, self.height,
-            self._line, self._stride, state,
-        ):  # fmt: skip
-            self._stride *= 2  # a cell filled its line: longer lines, go on
-            self._file(pos)
+        at = 0
+        while True:
+            at = boltzmann_gifts(
+                wealth, order, draws, src, dst, self._line, self._stride, at
+            )
+            if at < 0:
+                break
+            # A cell filled its line: longer lines, and go on from there.
+            self._stride *= 2
+            self._line = np.empty(self.width * self.height * self._stride, np.int32)
+            while not boltzmann_refile(order, src, dst, at, self._line, self._stride):
+                self._stride *= 2
+                self._line = np.empty(
+                    self.width * self.height * self._stride, np.int32
+                )
         np.copyto(self._linked, pos)
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
