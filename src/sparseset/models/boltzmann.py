@@ -376,9 +376,7 @@ class BoltzmannWealth:
             self._line = np.empty(self.width * self.height * self._stride, np.int32)
             while not boltzmann_refile(order, src, dst, at, self._line, self._stride):
                 self._stride *= 2
-                self._line = np.empty(
-                    self.width * self.height * self._stride, np.int32
-                )
+                self._line = np.empty(self.width * self.height * self._stride, np.int32)
         np.copyto(self._linked, pos)
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
