@@ -285,115 +285,136 @@ def floor_assess(x, y, kind, occ, happy, width, height, homophily, radius):
 
 
 class BoidsFloor:
-    """Mesa's boids on a torus, cells of side ``vision`` as linked lists."""
+    """Mesa's boids on a torus, sorted into cells each step.
+
+    Each step counts the boids into cells at least ``vision`` plus the
+    farthest a boid moves in a step wide, copies positions and headings
+    into slots in cell order, runs the boids one at a time on the slots
+    (a boid's neighbours: the slots of its cell's 3 x 3 block, scanned
+    without a branch on the distance), and copies the slots back.
+    """
 
     def __init__(self, n, width, height, vision, seed):
         rng = np.random.default_rng(seed)
         self.rng = rng
         self.width, self.height, self.vision = float(width), float(height), vision
-        self.cw = max(1, int(width // vision))
-        self.ch = max(1, int(height // vision))
         self.pos = rng.random((n, 2)) * np.array([width, height])
         self.heading = rng.uniform(-1, 1, (n, 2))
-        self.head = np.full(self.cw * self.ch, -1, np.int64)
-        self.nxt = np.full(n, -1, np.int64)
-        self.prv = np.full(n, -1, np.int64)
-        self.cell = np.empty(n, np.int64)
-        floor_boids_link(
-            self.pos, self.width, self.height, self.cw, self.ch, self.head,
-            self.nxt, self.prv, self.cell,
-        )  # fmt: skip
+        self.home = np.empty(n, np.int64)
+        self.slot_of = np.empty(n, np.int64)
+        self.start = np.empty(2 * n + 18, np.int64)
+        self.sx, self.sy, self.hx, self.hy = (np.empty(n) for _ in range(4))
 
     def step(self):
         order = floor_order(self.rng, self.pos.shape[0])
         floor_boids(
-            self.pos, self.heading, self.head, self.nxt, self.prv, self.cell,
-            order, self.width, self.height, self.cw, self.ch, 1.0, self.vision,
-            2.0, 0.03, 0.015, 0.05,
+            self.pos, self.heading, order, self.width, self.height, 1.0,
+            self.vision, 2.0, 0.03, 0.015, 0.05, self.home, self.start,
+            self.slot_of, self.sx, self.sy, self.hx, self.hy,
         )  # fmt: skip
 
 
-@numba.njit(cache=True)
-def _boid_cell(x, y, width, height, cw, ch):
-    u = min(int(x / width * cw), cw - 1)
-    v = min(int(y / height * ch), ch - 1)
-    return u * ch + v
-
-
-@numba.njit(cache=True)
-def floor_boids_link(pos, width, height, cw, ch, head, nxt, prv, cell):
-    for a in range(pos.shape[0]):
-        c = _boid_cell(pos[a, 0], pos[a, 1], width, height, cw, ch)
-        cell[a] = c
-        nxt[a] = head[c]
-        prv[a] = -1
-        if head[c] >= 0:
-            prv[head[c]] = a
-        head[c] = a
-
-
-@numba.njit(cache=True)
+@numba.njit(inline="always")
 def _shortest(d, size):
-    other = d - np.sign(d) * size
+    other = d - size if d > 0.0 else d + size
     return d if abs(d) < abs(other) else other
+
+
+@numba.njit(inline="always")
+def _sight(sx, sy, hx, hy, lo, hi, me, x, y, width, height, vv, sep2):
+    cx = cy = px = py = mx = my = k = 0.0
+    for t in range(lo, hi):
+        dx = _shortest(sx[t] - x, width)
+        dy = _shortest(sy[t] - y, height)
+        d2 = dx * dx + dy * dy
+        w = 1.0 if (d2 <= vv and t != me) else 0.0
+        c = w if d2 < sep2 else 0.0
+        cx += w * dx
+        cy += w * dy
+        px += c * dx
+        py += c * dy
+        mx += w * hx[t]
+        my += w * hy[t]
+        k += w
+    return cx, cy, px, py, mx, my, k
 
 
 @numba.njit(cache=True)
 def floor_boids(
-    pos, heading, head, nxt, prv, cell, order, width, height, cw, ch, speed,
-    vision, separation, cohere, separate, match,
+    pos, heading, order, width, height, speed, vision, separation, cohere,
+    separate, match, home, start, slot_of, sx, sy, hx, hy,
 ):  # fmt: skip
+    n = pos.shape[0]
+    most = 1.0
+    for a in range(n):
+        most = max(most, heading[a, 0] ** 2 + heading[a, 1] ** 2)
+    reach = vision + np.sqrt(most) * speed * (1.0 + 1e-9) + 1e-9
+    cw = max(1, int(width // reach))
+    ch = max(1, int(height // reach))
+    while cw > 1 and width / cw < reach:
+        cw -= 1
+    while ch > 1 and height / ch < reach:
+        ch -= 1
+    while cw * ch >= start.shape[0]:
+        cw = max(1, cw // 2)
+        ch = max(1, ch // 2)
+    cells = cw * ch
+    start[: cells + 1] = 0
+    for a in range(n):
+        u = min(int(pos[a, 0] / width * cw), cw - 1)
+        v = min(int(pos[a, 1] / height * ch), ch - 1)
+        home[a] = u * ch + v
+        start[home[a] + 1] += 1
+    for c in range(cells):
+        start[c + 1] += start[c]
+    for a in range(n):
+        sl = start[home[a]]
+        start[home[a]] = sl + 1
+        slot_of[a] = sl
+        sx[sl], sy[sl] = pos[a, 0], pos[a, 1]
+        hx[sl], hy[sl] = heading[a, 0], heading[a, 1]
+    for c in range(cells - 1, 0, -1):
+        start[c] = start[c - 1]
+    start[0] = 0
     vv = vision * vision
-    for i in range(order.shape[0]):
+    sep2 = separation * separation
+    for i in range(n):
         a = order[i]
-        x, y = pos[a, 0], pos[a, 1]
-        u0 = cell[a] // ch
-        v0 = cell[a] % ch
-        k = 0
-        cx = cy = sx = sy = mx = my = 0.0
+        me = slot_of[a]
+        x, y = sx[me], sy[me]
+        u0 = home[a] // ch
+        v0 = home[a] % ch
+        cx = cy = px = py = mx = my = k = 0.0
         for du in range(-1, 2):
-            if cw < 3 and du != 0:
+            if du != 0 and (cw == 1 or (cw == 2 and du == 1)):
                 continue
+            u = (u0 + du) % cw
             for dv in range(-1, 2):
-                if ch < 3 and dv != 0:
+                if dv != 0 and (ch == 1 or (ch == 2 and dv == 1)):
                     continue
-                b = head[((u0 + du) % cw) * ch + (v0 + dv) % ch]
-                while b >= 0:
-                    if b != a:
-                        dx = _shortest(pos[b, 0] - x, width)
-                        dy = _shortest(pos[b, 1] - y, height)
-                        d2 = dx * dx + dy * dy
-                        if d2 <= vv:
-                            cx += dx
-                            cy += dy
-                            if np.sqrt(d2) < separation:
-                                sx -= dx
-                                sy -= dy
-                            mx += heading[b, 0]
-                            my += heading[b, 1]
-                            k += 1
-                    b = nxt[b]
+                cc = u * ch + (v0 + dv) % ch
+                r = _sight(
+                    sx, sy, hx, hy, start[cc], start[cc + 1], me, x, y,
+                    width, height, vv, sep2,
+                )  # fmt: skip
+                cx += r[0]
+                cy += r[1]
+                px += r[2]
+                py += r[3]
+                mx += r[4]
+                my += r[5]
+                k += r[6]
         if k > 0:
-            hx = heading[a, 0] + (cx * cohere + sx * separate + mx * match) / k
-            hy = heading[a, 1] + (cy * cohere + sy * separate + my * match) / k
-            norm = np.sqrt(hx * hx + hy * hy)
-            heading[a, 0] = hx / norm
-            heading[a, 1] = hy / norm
-        nx = (x + heading[a, 0] * speed) % width
-        ny = (y + heading[a, 1] * speed) % height
-        pos[a, 0], pos[a, 1] = nx, ny
-        c = _boid_cell(nx, ny, width, height, cw, ch)
-        if c != cell[a]:
-            old = cell[a]
-            if prv[a] >= 0:
-                nxt[prv[a]] = nxt[a]
-            else:
-                head[old] = nxt[a]
-            if nxt[a] >= 0:
-                prv[nxt[a]] = prv[a]
-            cell[a] = c
-            nxt[a] = head[c]
-            prv[a] = -1
-            if head[c] >= 0:
-                prv[head[c]] = a
-            head[c] = a
+            nhx = hx[me] + (cx * cohere - px * separate + mx * match) / k
+            nhy = hy[me] + (cy * cohere - py * separate + my * match) / k
+            norm = np.sqrt(nhx * nhx + nhy * nhy)
+            hx[me] = nhx / norm
+            hy[me] = nhy / norm
+        nx = (x + hx[me] * speed) % width
+        ny = (y + hy[me] * speed) % height
+        sx[me] = nx if nx < width else 0.0
+        sy[me] = ny if ny < height else 0.0
+    for a in range(n):
+        sl = slot_of[a]
+        pos[a, 0], pos[a, 1] = sx[sl], sy[sl]
+        heading[a, 0], heading[a, 1] = hx[sl], hy[sl]
