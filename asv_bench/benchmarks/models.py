@@ -10,8 +10,9 @@ version of the same rules (``time_floor``):
   cells; the model is stepped during the repeats, as the floor is, so
   both are timed on a grid settling towards happiness;
 - ``Boids``: Mesa's density (100 boids on 100 x 100, vision 10) on a
-  square of side ``10 sqrt(agents)``, the floor a linked list per cell
-  of side ``vision`` on the torus; both flock during the repeats.
+  square of side ``10 sqrt(agents)``, the floor the boids sorted into
+  cells of side ``vision`` and a step's move each step, as the model;
+  both flock during the repeats.
 
 Mesa's own steps are timed by ``peers.py`` (``asv_bench/peers/mesa_models.py``);
 read ``model / floor`` from one run. Kernels are compiled (or loaded from
