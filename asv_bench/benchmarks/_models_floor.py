@@ -70,7 +70,8 @@ class BoltzmannFloor:
     then every agent's move (each moves once and reads only its own
     position, so the moves are known before the activation loop), then
     runs the activation loop on the lines: out of one line (the last
-    member takes the mover's place), onto the end of another, the gift an
+    member takes the mover's place, which ``at`` keeps for each agent),
+    onto the end of another, the gift an
     index into it; both loops prefetch a few agents ahead.
     """
 
@@ -85,10 +86,11 @@ class BoltzmannFloor:
         self.draws = np.empty(n, np.uint64)
         self.src = np.empty(n, np.int64)
         self.dst = np.empty(n, np.int64)
+        self.at = np.empty(n, np.int32)
         self.stride = 8
         while True:
             self.line = np.zeros(width * height * self.stride, np.int32)
-            if floor_link(self.x, self.y, height, self.line, self.stride):
+            if floor_link(self.x, self.y, height, self.line, self.stride, self.at):
                 break
             self.stride *= 2
 
@@ -98,25 +100,26 @@ class BoltzmannFloor:
             self.x, self.y, self.order, self.draws, self.width, self.height,
             self.src, self.dst,
         )  # fmt: skip
-        at = 0
+        place = 0
         while True:
-            at = floor_gifts(
+            place = floor_gifts(
                 self.wealth, self.order, self.draws, self.src, self.dst,
-                self.line, self.stride, at,
+                self.line, self.stride, place, self.at,
             )  # fmt: skip
-            if at < 0:
+            if place < 0:
                 return
             while True:
                 self.stride *= 2
                 self.line = np.zeros(self.width * self.height * self.stride, np.int32)
                 if floor_refile(
-                    self.order, self.src, self.dst, at, self.line, self.stride
-                ):
+                    self.order, self.src, self.dst, place, self.line,
+                    self.stride, self.at,
+                ):  # fmt: skip
                     break
 
 
 @numba.njit(cache=True)
-def floor_link(x, y, height, line, stride):
+def floor_link(x, y, height, line, stride, at):
     for a in range(x.shape[0]):
         o = (x[a] * height + y[a]) * stride
         k = line[o] + 1
@@ -124,11 +127,12 @@ def floor_link(x, y, height, line, stride):
             return False
         line[o + k] = a
         line[o] = k
+        at[a] = k
     return True
 
 
 @numba.njit(cache=True)
-def floor_refile(order, src, dst, start, line, stride):
+def floor_refile(order, src, dst, start, line, stride, at):
     for i in range(order.shape[0]):
         o = (dst[i] if i < start else src[i]) * stride
         k = line[o] + 1
@@ -136,6 +140,7 @@ def floor_refile(order, src, dst, start, line, stride):
             return False
         line[o + k] = order[i]
         line[o] = k
+        at[order[i]] = k
     return True
 
 
@@ -183,13 +188,14 @@ def floor_moves(x, y, order, draws, width, height, src, dst):
 
 
 @numba.njit(cache=True)
-def floor_gifts(wealth, order, draws, src, dst, line, stride, start):
+def floor_gifts(wealth, order, draws, src, dst, line, stride, start, at):
     n = order.shape[0]
     for i in range(start, n):
         if i + 8 < n:
             prefetch(line, dst[i + 8] * stride)
             prefetch(line, src[i + 8] * stride)
             prefetch(wealth, order[i + 8])
+            prefetch(at, order[i + 8])
         a = np.int64(order[i])
         o = src[i] * stride
         o2 = dst[i] * stride
@@ -197,12 +203,13 @@ def floor_gifts(wealth, order, draws, src, dst, line, stride, start):
         if m2 + 1 >= stride:
             return i
         cnt = np.int64(line[o])
-        s = 1
-        while line[o + s] != a:
-            s += 1
-        line[o + s] = line[o + cnt]
+        s = at[a]
+        last = line[o + cnt]
+        line[o + s] = last
+        at[last] = s
         line[o] = cnt - 1
         line[o2 + 1 + m2] = a
+        at[a] = m2 + 1
         line[o2] = m2 + 1
         bound = np.uint64(max(m2, 1))
         word = draws[i]

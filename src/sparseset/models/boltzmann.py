@@ -45,13 +45,16 @@ _DY = np.array([-1, 0, 1, -1, 1, -1, 0, 1], np.int64)
 
 
 @typed_njit(**NO_NRT)
-def boltzmann_cells(pos: Any, width: Any, height: Any, line: Any, stride: Any) -> Any:
+def boltzmann_cells(
+    pos: Any, width: Any, height: Any, line: Any, stride: Any, at: Any
+) -> Any:
     """File the agents (rows of ``pos``) by cell: the cell ``c = x * height
     + y`` owns ``line[c * stride : (c + 1) * stride]``, its count first,
-    then its members' rows. The first row whose position is not a cell of
-    the grid, -1 if none, -2 if a cell holds ``stride`` agents or more
-    (the lines are then too short). Every position is checked before
-    ``line`` changes: a refusal leaves it as it was."""
+    then its members' rows; ``at[a]``, the place of row ``a`` in its line.
+    The first row whose position is not a cell of the grid, -1 if none,
+    -2 if a cell holds ``stride`` agents or more (the lines are then too
+    short). Every position is checked before ``line`` or ``at`` changes:
+    a refusal leaves them as they were."""
     for a in range(pos.shape[0]):
         if off_grid(pos[a, 0], pos[a, 1], width, height):
             return a
@@ -63,6 +66,7 @@ def boltzmann_cells(pos: Any, width: Any, height: Any, line: Any, stride: Any) -
             return -2
         line[o + k] = a
         line[o] = k
+        at[a] = k
     return -1
 
 
@@ -134,10 +138,12 @@ def boltzmann_gifts(
     line: Any,
     stride: Any,
     start: Any,
+    at: Any,
 ) -> Any:
     """The activation loop from place ``start``, the moves drawn
     (:func:`boltzmann_moves`): the agent of place ``i`` leaves the line of
-    cell ``src[i]`` (the last member takes its place) for the end of
+    cell ``src[i]`` (the last member takes its place, ``at`` says where:
+    a search of the line would mispredict its end) for the end of
     ``dst[i]``'s, then gives a unit of wealth, if it has one, to a uniform
     other member there (Lemire's index on the low 32 bits of its word of
     :func:`boltzmann_draws`; a rejected draw mixes the word again).
@@ -151,6 +157,7 @@ def boltzmann_gifts(
             prefetch(line, np.int64(dst[i + 8]) * stride)
             prefetch(line, np.int64(src[i + 8]) * stride)
             prefetch(wealth, np.int64(order[i + 8]))
+            prefetch(at, np.int64(order[i + 8]))
         a = np.int64(order[i])
         o = np.int64(src[i]) * stride
         o2 = np.int64(dst[i]) * stride
@@ -158,12 +165,13 @@ def boltzmann_gifts(
         if m2 + 1 >= stride:
             return i
         cnt = np.int64(line[o])  # out of the old cell
-        s = 1
-        while line[o + s] != a:
-            s += 1
-        line[o + s] = line[o + cnt]
+        s = np.int64(at[a])
+        last = line[o + cnt]
+        line[o + s] = last
+        at[last] = s
         line[o] = cnt - 1
         line[o2 + 1 + m2] = a  # into the new one, after the m2 there
+        at[a] = m2 + 1
         line[o2] = m2 + 1
         # The gift, without a branch on the coin's fall: a uniform j < m2,
         # a unit from a to the j-th other when both conditions hold (when
@@ -183,11 +191,12 @@ def boltzmann_gifts(
 
 @typed_njit(**NO_NRT)
 def boltzmann_refile(
-    order: Any, src: Any, dst: Any, start: Any, line: Any, stride: Any
+    order: Any, src: Any, dst: Any, start: Any, line: Any, stride: Any, at: Any
 ) -> Any:
-    """File the agents again, mid-step, in lines of ``stride``: those of
-    places before ``start`` in their new cells, the others in their old.
-    False if a cell holds ``stride`` agents or more."""
+    """File the agents again, mid-step, in lines of ``stride`` (and their
+    places in ``at``): those of places before ``start`` in their new
+    cells, the others in their old. False if a cell holds ``stride``
+    agents or more."""
     line[:] = 0
     for i in range(order.shape[0]):
         o = np.int64(dst[i] if i < start else src[i]) * stride
@@ -196,6 +205,7 @@ def boltzmann_refile(
             return False
         line[o + k] = order[i]
         line[o] = k
+        at[order[i]] = k
     return True
 
 
@@ -310,10 +320,12 @@ class BoltzmannWealth:
         #: The last step's activation order (a step shuffles it again).
         self._order = np.empty(0, np.int32)
         #: A step's words of randomness, one per agent (boltzmann_draws),
-        #: and the cells each agent leaves and enters (boltzmann_moves).
+        #: the cells each agent leaves and enters (boltzmann_moves), and
+        #: each agent's place in its cell's line.
         self._draws = np.empty(0, np.uint64)
         self._src = np.empty(0, np.int64)
         self._dst = np.empty(0, np.int64)
+        self._at = np.empty(0, np.int32)
         #: The components' state keys when they last held the same agents.
         self._members: tuple[object, ...] = ()
         self.recorder: Recorder | None = None
@@ -350,33 +362,39 @@ class BoltzmannWealth:
             self._members = members
         pos = pos_store["pos"]
         n = pos.shape[0]
-        # The lines are a function of the positions by row: the last step
-        # left them filed, and they stand unless a position changed since.
-        if self._linked.shape != pos.shape or not np.array_equal(self._linked, pos):
-            self._file(pos)
-            self._linked = np.empty_like(pos)
         if self._order.shape[0] != n:
             self._order = np.arange(n, dtype=np.int32)
             self._draws = np.empty(n, np.uint64)
             self._src = np.empty(n, np.int64)
             self._dst = np.empty(n, np.int64)
+            self._at = np.empty(n, np.int32)
+            self._linked = np.empty((0, 2), np.float64)
+        # The lines are a function of the positions by row: the last step
+        # left them filed, and they stand unless a position changed since.
+        if self._linked.shape != pos.shape or not np.array_equal(self._linked, pos):
+            self._file(pos)
+            self._linked = np.empty_like(pos)
         order, draws, src, dst = self._order, self._draws, self._src, self._dst
         boltzmann_draws(order, draws, self.rng.integers(0, 2**63 - 1))
         boltzmann_moves(pos, order, draws, self.width, self.height, src, dst)
         wealth = wealth_store["wealth"]
-        at = 0
+        place = 0
         while True:
-            at = boltzmann_gifts(
-                wealth, order, draws, src, dst, self._line, self._stride, at
-            )
-            if at < 0:
+            place = boltzmann_gifts(
+                wealth, order, draws, src, dst, self._line, self._stride, place,
+                self._at,
+            )  # fmt: skip
+            if place < 0:
                 break
             # A cell filled its line: longer lines, and go on from there.
-            self._stride *= 2
-            self._line = np.empty(self.width * self.height * self._stride, np.int32)
-            while not boltzmann_refile(order, src, dst, at, self._line, self._stride):
+            cells = self.width * self.height
+            while True:
                 self._stride *= 2
-                self._line = np.empty(self.width * self.height * self._stride, np.int32)
+                self._line = np.empty(cells * self._stride, np.int32)
+                if boltzmann_refile(
+                    order, src, dst, place, self._line, self._stride, self._at
+                ):
+                    break
         np.copyto(self._linked, pos)
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
@@ -400,7 +418,9 @@ class BoltzmannWealth:
                 line = np.empty(cells * self._stride, np.int32)
             else:
                 line = self._line
-            bad = boltzmann_cells(pos, self.width, self.height, line, self._stride)
+            bad = boltzmann_cells(
+                pos, self.width, self.height, line, self._stride, self._at
+            )
             if bad >= 0:
                 raise ValueError(
                     f"the agent at row {bad} stands at {pos[bad].tolist()}, not "
