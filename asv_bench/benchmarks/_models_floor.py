@@ -64,7 +64,8 @@ def floor_shuffle(order, seed, fill=True):
 class BoltzmannFloor:
     """Agents on a ``width x height`` grid, each cell a line of rows.
 
-    A cell's line holds its count, then its members (``stride`` int32s,
+    A cell's line holds its count, then its members (``stride`` entries of
+    two bytes while the rows fit, else four;
     lengthened when a cell fills it). A step draws its randomness first,
     in two tight loops (the shuffle, then one splitmix64 word per agent),
     then every agent's move (each moves once and reads only its own
@@ -84,12 +85,13 @@ class BoltzmannFloor:
         self.wealth = np.ones(n, np.int64)
         self.order = np.arange(n, dtype=np.int32)
         self.draws = np.empty(n, np.uint64)
-        self.src = np.empty(n, np.int64)
-        self.dst = np.empty(n, np.int64)
+        self.src = np.empty(n, np.int32)
+        self.dst = np.empty(n, np.int32)
         self.at = np.empty(n, np.int32)
+        self.kind = np.uint16 if n < 2**16 else np.int32
         self.stride = 8
         while True:
-            self.line = np.zeros(width * height * self.stride, np.int32)
+            self.line = np.zeros(width * height * self.stride, self.kind)
             if floor_link(self.x, self.y, height, self.line, self.stride, self.at):
                 break
             self.stride *= 2
@@ -110,7 +112,7 @@ class BoltzmannFloor:
                 return
             while True:
                 self.stride *= 2
-                self.line = np.zeros(self.width * self.height * self.stride, np.int32)
+                self.line = np.zeros(self.width * self.height * self.stride, self.kind)
                 if floor_refile(
                     self.order, self.src, self.dst, place, self.line,
                     self.stride, self.at,
