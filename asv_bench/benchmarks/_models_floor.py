@@ -37,21 +37,29 @@ def floor_order(rng, n):
 
 @numba.njit(cache=True)
 def floor_shuffle(order, seed, fill=True):
-    """Fisher-Yates on splitmix64, Lemire's unbiased bounded draws; with
-    ``fill=False`` it shuffles the permutation ``order`` holds."""
+    """Fisher-Yates on splitmix64 (two 32-bit draws a word), Lemire's
+    unbiased bounded draws; with ``fill=False`` it shuffles the
+    permutation ``order`` holds."""
     n = order.shape[0]
     if fill:
         for i in range(n):
             order[i] = i
     z = np.uint64(seed)
+    word = np.uint64(0)
+    half = False
     for i in range(n - 1, 0, -1):
         bound = np.uint64(i + 1)
         while True:
-            z += _GOLDEN
-            x = (z ^ (z >> np.uint64(30))) * _MIX1
-            x = (x ^ (x >> np.uint64(27))) * _MIX2
-            x ^= x >> np.uint64(31)
-            m = (x >> np.uint64(32)) * bound
+            if half:
+                r = word & _LOW
+            else:
+                z += _GOLDEN
+                x = (z ^ (z >> np.uint64(30))) * _MIX1
+                x = (x ^ (x >> np.uint64(27))) * _MIX2
+                word = x ^ (x >> np.uint64(31))
+                r = word >> np.uint64(32)
+            half = not half
+            m = r * bound
             low = m & _LOW
             if low >= bound or low >= (_LOW + np.uint64(1) - bound) % bound:
                 break
@@ -97,19 +105,12 @@ class BoltzmannFloor:
             self.stride *= 2
 
     def step(self):
-        floor_draws(self.order, self.draws, int(self.rng.integers(0, 2**63 - 1)))
-        floor_moves(
-            self.x, self.y, self.order, self.draws, self.width, self.height,
-            self.src, self.dst,
+        place = floor_step(
+            self.x, self.y, self.wealth, self.order, self.draws, self.src,
+            self.dst, self.width, self.height, self.line, self.stride, self.at,
+            int(self.rng.integers(0, 2**63 - 1)),
         )  # fmt: skip
-        place = 0
-        while True:
-            place = floor_gifts(
-                self.wealth, self.order, self.draws, self.src, self.dst,
-                self.line, self.stride, place, self.at,
-            )  # fmt: skip
-            if place < 0:
-                return
+        while place >= 0:
             while True:
                 self.stride *= 2
                 self.line = np.zeros(self.width * self.height * self.stride, self.kind)
@@ -118,6 +119,19 @@ class BoltzmannFloor:
                     self.stride, self.at,
                 ):  # fmt: skip
                     break
+            place = floor_gifts(
+                self.wealth, self.order, self.draws, self.src, self.dst,
+                self.line, self.stride, place, self.at,
+            )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def floor_step(
+    x, y, wealth, order, draws, src, dst, width, height, line, stride, at, seed
+):  # fmt: skip
+    floor_draws(order, draws, seed)
+    floor_moves(x, y, order, draws, width, height, src, dst)
+    return floor_gifts(wealth, order, draws, src, dst, line, stride, 0, at)
 
 
 @numba.njit(cache=True)
@@ -193,11 +207,11 @@ def floor_moves(x, y, order, draws, width, height, src, dst):
 def floor_gifts(wealth, order, draws, src, dst, line, stride, start, at):
     n = order.shape[0]
     for i in range(start, n):
-        if i + 8 < n:
-            prefetch(line, dst[i + 8] * stride)
-            prefetch(line, src[i + 8] * stride)
-            prefetch(wealth, order[i + 8])
-            prefetch(at, order[i + 8])
+        if i + 12 < n:
+            prefetch(line, dst[i + 12] * stride)
+            prefetch(line, src[i + 12] * stride)
+            prefetch(wealth, order[i + 12])
+            prefetch(at, order[i + 12])
         a = np.int64(order[i])
         o = src[i] * stride
         o2 = dst[i] * stride

@@ -153,11 +153,11 @@ def boltzmann_gifts(
     and the loop resumes there once the lines are longer."""
     n = order.shape[0]
     for i in range(start, n):
-        if i + 8 < n:  # the lines and the wealth a few agents ahead
-            prefetch(line, np.int64(dst[i + 8]) * stride)
-            prefetch(line, np.int64(src[i + 8]) * stride)
-            prefetch(wealth, np.int64(order[i + 8]))
-            prefetch(at, np.int64(order[i + 8]))
+        if i + 12 < n:  # the lines and the wealth a few agents ahead
+            prefetch(line, np.int64(dst[i + 12]) * stride)
+            prefetch(line, np.int64(src[i + 12]) * stride)
+            prefetch(wealth, np.int64(order[i + 12]))
+            prefetch(at, np.int64(order[i + 12]))
         a = np.int64(order[i])
         o = np.int64(src[i]) * stride
         o2 = np.int64(dst[i]) * stride
@@ -187,6 +187,41 @@ def boltzmann_gifts(
         wealth[b] += give
         wealth[a] -= give
     return -1
+
+
+@typed_njit(**NO_NRT)
+def boltzmann_step(
+    pos: Any,
+    linked: Any,
+    wealth: Any,
+    order: Any,
+    draws: Any,
+    src: Any,
+    dst: Any,
+    width: Any,
+    height: Any,
+    line: Any,
+    stride: Any,
+    at: Any,
+    seed: Any,
+) -> Any:
+    """One step, in one call: -2, changing nothing, if ``pos`` is not
+    ``linked`` (the positions the lines were filed for: file them again);
+    else :func:`boltzmann_draws` from ``seed``, :func:`boltzmann_moves`,
+    :func:`boltzmann_gifts`, and ``linked`` made ``pos`` again. Returns -1
+    when every agent acted, else the place :func:`boltzmann_gifts` stopped
+    at (a full line: ``linked`` is then left to the caller)."""
+    for a in range(pos.shape[0]):
+        if pos[a, 0] != linked[a, 0] or pos[a, 1] != linked[a, 1]:
+            return -2
+    boltzmann_draws(order, draws, seed)
+    boltzmann_moves(pos, order, draws, width, height, src, dst)
+    place = boltzmann_gifts(wealth, order, draws, src, dst, line, stride, 0, at)
+    if place < 0:
+        for a in range(pos.shape[0]):
+            linked[a, 0] = pos[a, 0]
+            linked[a, 1] = pos[a, 1]
+    return place
 
 
 @typed_njit(**NO_NRT)
@@ -326,6 +361,8 @@ class BoltzmannWealth:
         self._src = np.empty(0, np.int64)
         self._dst = np.empty(0, np.int64)
         self._at = np.empty(0, np.int32)
+        #: The seed of the step under way (drawn, not yet used up).
+        self._seed: int | None = None
         #: The components' state keys when they last held the same agents.
         self._members: tuple[object, ...] = ()
         self.recorder: Recorder | None = None
@@ -372,21 +409,32 @@ class BoltzmannWealth:
             self._linked = np.empty((0, 2), np.float64)
         # The lines are a function of the positions by row: the last step
         # left them filed, and they stand unless a position changed since.
-        if self._linked.shape != pos.shape or not np.array_equal(self._linked, pos):
+        if self._linked.shape != pos.shape:
             self._file(pos)
-            self._linked = np.empty_like(pos)
+            self._linked = pos.copy()
         order, draws, src, dst = self._order, self._draws, self._src, self._dst
-        boltzmann_draws(order, draws, self.rng.integers(0, 2**63 - 1))
-        boltzmann_moves(pos, order, draws, self.width, self.height, src, dst)
         wealth = wealth_store["wealth"]
-        place = 0
-        while True:
-            place = boltzmann_gifts(
-                wealth, order, draws, src, dst, self._line, self._stride, place,
-                self._at,
+        # Drawn once for this step, kept if the step is refused: the step
+        # that goes ahead draws from it, so a refusal leaves the run as it
+        # was.
+        if self._seed is None:
+            self._seed = int(self.rng.integers(0, 2**63 - 1))
+        seed = self._seed
+        args = (order, draws, src, dst, self.width, self.height)
+        place = boltzmann_step(
+            pos, self._linked, wealth, *args, self._line, self._stride, self._at, seed
+        )
+        if place == -2:  # a position changed since the last step
+            self._file(pos)
+            np.copyto(self._linked, pos)
+            place = boltzmann_step(
+                pos, self._linked, wealth, *args, self._line, self._stride,
+                self._at, seed,
             )  # fmt: skip
-            if place < 0:
-                break
+        if place < 0:
+            self._touch(pos_store, n)
+            return
+        while place >= 0:
             # A cell filled its line: longer lines, and go on from there.
             cells = self.width * self.height
             while True:
@@ -396,7 +444,16 @@ class BoltzmannWealth:
                     order, src, dst, place, self._line, self._stride, self._at
                 ):
                     break
+            place = boltzmann_gifts(
+                wealth, order, draws, src, dst, self._line, self._stride, place,
+                self._at,
+            )  # fmt: skip
         np.copyto(self._linked, pos)
+        self._touch(pos_store, n)
+
+    def _touch(self, pos_store: Any, n: int) -> None:
+        """End a step: declare the positions written, count it, record."""
+        self._seed = None
         # Every agent moved: the grid catches up when next asked, in one
         # sort of every position (its path when most moved).
         pos_store.touch_rows(slice(0, n))

@@ -98,8 +98,8 @@ def shuffle_order(order: Any, seed: Any, fill: Any = True) -> None:
     """Fill ``order`` with a uniformly random permutation of ``0..n-1``
     (n < 2**32), a function of ``seed`` alone (with ``fill=False``: shuffle
     the permutation ``order`` holds, as random): a Fisher-Yates shuffle
-    drawing from splitmix64, each index in range by Lemire's
-    multiply-and-reject (no bias). O(n).
+    drawing from splitmix64, two 32-bit draws a word (high half first),
+    each index in range by Lemire's multiply-and-reject (no bias). O(n).
 
     numpy's ``Generator.permutation`` costs several times as much (an
     activation order is drawn every step of a model, for every agent).
@@ -109,11 +109,19 @@ def shuffle_order(order: Any, seed: Any, fill: Any = True) -> None:
         for i in range(n):
             order[i] = i
     z = np.uint64(seed)
+    word = np.uint64(0)
+    half = False  # the low half of the last word is still to be used
     for i in range(n - 1, 0, -1):
         bound = np.uint64(i + 1)
         while True:
-            z += GOLDEN
-            m = (splitmix(z) >> np.uint64(32)) * bound
+            if half:
+                r = word & LOW
+            else:
+                z += GOLDEN
+                word = splitmix(z)
+                r = word >> np.uint64(32)
+            half = not half
+            m = r * bound
             low = m & LOW
             # Rejecting the low words below 2**32 mod bound leaves every
             # index equally likely; the modulo is paid only on the rare
