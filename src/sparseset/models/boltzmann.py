@@ -211,16 +211,19 @@ def boltzmann_step(
     :func:`boltzmann_gifts`, and ``linked`` made ``pos`` again. Returns -1
     when every agent acted, else the place :func:`boltzmann_gifts` stopped
     at (a full line: ``linked`` is then left to the caller)."""
-    for a in range(pos.shape[0]):
-        if pos[a, 0] != linked[a, 0] or pos[a, 1] != linked[a, 1]:
-            return -2
+    flat = pos.reshape(pos.size)
+    was = linked.reshape(linked.size)
+    moved = False
+    for k in range(flat.shape[0]):  # no early exit: a loop in vector lanes
+        moved |= flat[k] != was[k]
+    if moved:
+        return -2
     boltzmann_draws(order, draws, seed)
     boltzmann_moves(pos, order, draws, width, height, src, dst)
     place = boltzmann_gifts(wealth, order, draws, src, dst, line, stride, 0, at)
     if place < 0:
-        for a in range(pos.shape[0]):
-            linked[a, 0] = pos[a, 0]
-            linked[a, 1] = pos[a, 1]
+        for k in range(flat.shape[0]):
+            was[k] = flat[k]
     return place
 
 
