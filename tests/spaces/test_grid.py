@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparseset import Grid
+from sparseset import Grid, config, kernels
 
 KINDS = ["flat", "paged", "hash"]
 METRICS = ["euclidean", "chebyshev", "manhattan"]
@@ -252,6 +252,30 @@ def test_bad_place_changes_nothing(ids, pos, error, match):
     assert grid.positions([1, 7]).tolist() == [[0.5, 0.5], [3.0, 3.0]]
     after = grid.pairs(5.0)
     assert [x.tolist() for x in after] == [x.tolist() for x in before]
+
+
+@pytest.mark.parametrize("bad", [np.nan, -np.nan, np.inf, -np.inf])
+def test_a_non_finite_coordinate_deep_in_a_shared_batch_is_named(bad, monkeypatch):
+    # Small enough that the finite check goes in spans over the threads.
+    monkeypatch.setattr(config, "PARALLEL_THRESHOLD", 64)
+    grid = Grid(cell=1.0)
+    pos = np.random.default_rng(3).uniform(-50, 50, (5000, 2))
+    pos[4321, 1] = bad
+    with pytest.raises(ValueError, match=r"pos\[4321, 1\] = -?(nan|inf)"):
+        grid.place(np.arange(5000), pos)
+    with pytest.raises(ValueError, match=r"pos\[4321, 1\]"):
+        grid.assign(np.arange(5000), pos)
+    assert len(grid) == 0
+    pos[4321, 1] = np.finfo(np.float64).max  # the largest finite value is fine
+    assert grid.place(np.arange(5000), pos) == 5000
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=40))
+def test_the_finite_check_answers_as_numpy(values):
+    arr = np.array(values, np.float64)
+    assert kernels.any_non_finite(arr.view(np.uint64)) == bool(
+        (~np.isfinite(arr)).any()
+    )
 
 
 def test_bad_removal_and_queries_change_nothing():

@@ -1229,12 +1229,13 @@ class Grid(Guarded):
 def _any_non_finite(values: np.ndarray) -> bool:
     """Whether a C-ordered ``(n, dims)`` float array holds a NaN or an
     infinity: one compiled pass, in spans on threads when big."""
-    rows = values.shape[0]
+    bits = values.reshape(-1).view(np.uint64)
+    count = bits.shape[0]
 
     def check(start: int, stop: int) -> bool:
-        return bool(kernels.first_non_finite_row(values[start:stop]) >= 0)
+        return bool(kernels.any_non_finite(bits[start:stop]))
 
-    return share_out(rows, check) if shared(rows) else bool(rows and check(0, rows))
+    return share_out(count, check) if shared(count) else check(0, count)
 
 
 __all__ = ["METRICS", "Grid"]
