@@ -530,6 +530,8 @@ MAY_RELEASE_THE_GIL = {
     "merge_runs",
     "shard_of",
     "split_runs",
+    # Reads a batch of positions a grid is given, writes nothing.
+    "any_non_finite",
 }
 
 
