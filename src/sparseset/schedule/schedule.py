@@ -424,7 +424,8 @@ def in_spans(count: int, work: Callable[[int, int], object]) -> None:
     threads claim one at a time (:func:`sparseset.sets.pool.share_out`);
     a smaller one runs as one call, ``work(0, count)``, on the caller. How
     many threads is numba's thread count for this thread, which a
-    :class:`Schedule` sets per batch (:attr:`Schedule.modes`): the run's
+    :class:`~sparseset.Schedule` sets per batch
+    (:attr:`~sparseset.Schedule.modes`): the run's
     threads when the batch's kernels get the cores, one when its systems
     run side by side or everything runs on the caller. So a system that
     cuts its loop with ``in_spans`` is as fast on one thread as the plain
