@@ -139,9 +139,14 @@ def apply_drag(
 
 
 @njit(cache=True, nogil=True)
-def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
+def despawn_expired(lives: Any, commands: Any) -> int:
     """Record the despawn of every particle whose lifetime ran out into
     ``commands``, a deferred-command buffer's twin; returns how many.
+
+    ``lives`` is the twin of the ``life`` component's store
+    (``world["life"].jit``): its ``life`` column, row by row, and the
+    handle of each expired row (``lives.handle(k)``), so no handle is made
+    for the particles that live on.
 
     Notes
     -----
@@ -155,15 +160,16 @@ def despawn_expired(life: np.ndarray, ids: np.ndarray, commands: Any) -> int:
     >>> w.add("life", e, life=[0.5, 0.0, -1.0])
     3
     >>> with w.deferred() as cmd:
-    ...     despawn_expired(w["life"]["life"], w["life"].ids, cmd.jit)
+    ...     despawn_expired(w["life"].jit, cmd.jit)
     2
     >>> len(w)
     1
     """
+    life = lives.life
     count = 0
-    for k in range(life.shape[0]):
+    for k in range(lives.size):
         if life[k] <= 0.0:
-            commands.destroy(ids[k])
+            commands.destroy(lives.handle(k))
             count += 1
     return count
 
@@ -363,8 +369,7 @@ class ParticleWorld:
         O(n) for the n particles with a lifetime, plus the respawns,
         O(count) (:meth:`spawn`).
         """
-        store = world["life"]
-        expired = despawn_expired(store["life"], store.ids, commands.jit)
+        expired = despawn_expired(world["life"].jit, commands.jit)
         self.despawned += expired
         self.spawn(expired, into=commands)
 
