@@ -52,7 +52,9 @@ def test_world_grid_follows_its_component(tracked, torus, data):
     same(wg, w, torus)
     for _ in range(data.draw(st.integers(1, 6))):
         op = data.draw(
-            st.sampled_from(["set", "inplace", "add", "remove", "destroy", "create"])
+            st.sampled_from(
+                ["set", "inplace", "block", "add", "remove", "destroy", "create"]
+            )
         )
         have = w["pos"].ids
         if op == "set" and len(have):
@@ -63,6 +65,14 @@ def test_world_grid_follows_its_component(tracked, torus, data):
             w["pos"]["pos"][k] += 0.75
             if tracked:  # in-place writes are declared, as for any reader
                 w.touch("pos", have[k])
+        elif op == "block" and len(have):
+            # A block of rows written in place and declared as a range (a
+            # group's write scope): most or few of the members.
+            start = int(rng.integers(0, len(have)))
+            stop = int(rng.integers(start + 1, len(have) + 1))
+            w["pos"]["pos"][start:stop] += rng.uniform(-1, 1, (stop - start, 2))
+            if tracked:
+                w["pos"].touch_rows(slice(start, stop))
         elif op == "add":
             free = [h for h in alive if not w.has("pos", h)]
             if free:
@@ -93,3 +103,21 @@ def test_world_grid_bad_column():
     g = w.grid("body", column="pos")
     assert len(g.pairs(1.0)[0]) == 1
     assert g.component == "body" and g.nbytes > 0 and e[0] in g
+
+
+def test_a_declared_block_of_writes_is_a_lower_bound_known_before_a_scan():
+    w = World()
+    w.register("pos", "f8", shape=(2,), track=True)
+    e = w.create(10)
+    w.add("pos", e, pos=np.zeros((10, 2)))
+    reader = w.reader("pos")
+    reader.commit()
+    store = w["pos"]
+    assert store.written_at_least(reader.since) == 0
+    store.touch_rows(slice(2, 9))
+    assert store.written_at_least(reader.since) == 7
+    store.touch_rows(np.array([0]))  # rows by position are stamped, not a block
+    assert store.written_at_least(reader.since) == 7
+    assert store.rows_after(reader.since, True).tolist() == [0, *range(2, 9)]
+    reader.commit()  # the clock moved past the block
+    assert store.written_at_least(reader.since) == 0

@@ -450,6 +450,15 @@ class ComponentStore(Guarded):
             changed = self._array("_stamps")[start : min(stop, len(self)), 1]
             np.maximum(changed, STAMP_DTYPE.type(tick), out=changed)
 
+    def _rows_noted_written_after(self, since: int) -> int:
+        """How many rows the noted range says were written after ``since``
+        (0 if none is held or it is older): a lower bound of what
+        :meth:`_rows_stamped_after` would count, in O(1)."""
+        held = self._written_range
+        if held is None or held[2] <= since:
+            return 0
+        return max(0, min(held[1], len(self)) - held[0])
+
     def _rows_stamped_after(self, since: int, which: int) -> np.ndarray:
         """Positions of the members whose stamp ``which`` (0: added, 1:
         changed) is past ``since``, the noted range included."""

@@ -316,6 +316,30 @@ class EntityStore(ComponentStore):
         """
         return self._rows_stamped_after(since, int(changed))
 
+    def written_at_least(self, since: int) -> int:
+        """A lower bound of how many members were written after clock
+        ``since``, known without a scan: the block of rows a write scope
+        (a group's ``write`` or ``touch``, :meth:`touch_rows` of a slice)
+        declared since, until :meth:`settle` stamps them. Part of the
+        tracking interface: a catch-up that would redo everything past
+        some share of the members decides before it scans the stamps.
+
+        Notes
+        -----
+        O(1).
+
+        Examples
+        --------
+        >>> from sparseset import World
+        >>> w = World(); w.register("hp", "i4", track=True); r = w.reader("hp")
+        >>> w.add("hp", w.create(3)); r.commit()
+        3
+        >>> w["hp"].touch_rows(slice(0, 3))  # as a group's write scope does
+        >>> w["hp"].written_at_least(r.since), w["hp"].rows_after(r.since, True).size
+        (3, 3)
+        """
+        return self._rows_noted_written_after(since)
+
     def handles_at(self, rows: np.ndarray) -> np.ndarray:
         """The handles of the members at ``rows``. Part of the tracking
         interface.
