@@ -127,15 +127,11 @@ class WorldGrid(Guarded):
         share = STRAY_SHARE * len(store)
         # A write scope over most members (a group's whole-column write)
         # decides the bulk path before the stamps are scanned.
-        declared = store.written_at_least(reader.since)
+        declared = len(grid) > 0 and store.written_at_least(reader.since) > share
         store.settle()  # what a twin wrote is stamped, as a reader's answers are
-        if len(grid) and declared > share:
-            grid.assign(store.ids, store[self._column], unique=True)
-            self._bulk = True
-            reader.commit()
-            return
-        rows = store.rows_after(reader.since, True)  # adds are declared writes too
-        if len(grid) and (self._bulk or rows.shape[0] > share):
+        # Adds are declared writes too.
+        rows = None if declared else store.rows_after(reader.since, True)
+        if rows is None or (len(grid) and (self._bulk or rows.shape[0] > share)):
             # Most moved: one counting sort of the component, no id looked
             # up (the id index follows when an id is next looked up; a first
             # fill places everyone, so that the few moves of the next steps
@@ -143,7 +139,7 @@ class WorldGrid(Guarded):
             # go the same way: placing them would look ids up, which makes
             # the whole index again.
             grid.assign(store.ids, store[self._column], unique=True)
-            self._bulk = rows.shape[0] > share
+            self._bulk = rows is None or rows.shape[0] > share
         else:
             gone = reader.removed()
             if gone.shape[0]:
