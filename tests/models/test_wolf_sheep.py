@@ -266,6 +266,18 @@ def test_the_same_seed_gives_the_same_run_on_any_number_of_threads():
     assert np.array_equal(one[1], many[1]) and np.array_equal(one[2], many[2])
 
 
+def test_a_step_is_a_schedule_of_the_sheeps_turn_then_the_wolves():
+    m = WolfSheep(width=10, height=10, initial_sheep=40, initial_wolves=10, seed=4)
+    assert m.schedule.batches == [["sheep"], ["wolves"]]
+    twin = WolfSheep(width=10, height=10, initial_sheep=40, initial_wolves=10, seed=4)
+    for _ in range(5):
+        m.step()
+        twin.schedule.run(twin.world, threads=1)  # the step's systems, by hand
+        twin.steps += 1
+    assert m.counts() == twin.counts()
+    assert np.array_equal(m.world["sheep"]["pos"], twin.world["sheep"]["pos"])
+
+
 def test_mesas_defaults_and_start():
     m = WolfSheep(seed=3)
     assert (m.width, m.height, m.grass_regrowth_time) == (20, 20, 30)

@@ -13,9 +13,10 @@ if its energy is below zero and otherwise gives birth with its
 probability, halving its energy with the newborn. Eaten grass is grown
 again ``grass_regrowth_time`` steps later.
 
-Births and deaths are the world's deferred commands, applied after the
-sheep's turn (so the wolves see the newborn lambs, as in Mesa) and after
-the wolves'. Each turn is one compiled loop over the world's columns.
+A step is a :class:`~sparseset.Schedule` of two systems, the sheep's turn
+and then the wolves'; births and deaths are their deferred commands,
+applied as each turn's batch ends (so the wolves see the newborn lambs,
+as in Mesa). Each turn is one compiled loop over the world's columns.
 What an animal reads is what those before it left: the sheep read a
 count of wolves per cell (wolves stay put during the sheep's turn) and
 the grass, which they eat in place; the wolves read a count of sheep
@@ -39,7 +40,9 @@ from ..jit.grid import grid_cell, grid_remove
 from ..kernels.array_types import typed_njit
 from ..kernels.options import NO_NRT
 from ..recording import Recorder
+from ..schedule import Schedule
 from ..world import World
+from ..world.commands import Commands
 from .parameters import activation_order, off_grid, positive_ints
 
 #: The von Neumann offsets (Mesa's ``OrthogonalVonNeumannGrid``).
@@ -271,9 +274,10 @@ class WolfSheep:
     ``world.grid("sheep", column="pos", torus=(width, height))`` and the
     wolves' one (the wolves find their prey through the sheep's; the
     wolves' is kept for the caller's queries and catches up when asked).
-    Births and deaths go through the world's deferred commands
-    (``world.deferred()``), applied after the sheep's turn and after the
-    wolves'. :meth:`counts` is Mesa's reporters ``(Wolves, Sheep,
+    A step runs ``schedule``, a :class:`~sparseset.Schedule` of two
+    systems, ``"sheep"`` and then ``"wolves"`` (the sheep's turn and the
+    wolves'); births and deaths are their deferred commands, applied as
+    each turn's batch ends. :meth:`counts` is Mesa's reporters ``(Wolves, Sheep,
     Grass)``, grass counting the fully grown patches.
 
     Differences from Mesa's: the random draws come from numpy and numba
@@ -403,6 +407,16 @@ class WolfSheep:
         self.regrow_at = self._regrow.reshape(self.width, self.height)
         self.steps = 0
         self._scratch = tuple(np.empty(4, np.int64) for _ in range(4))
+        #: The step's two systems: the sheep's turn, then the wolves' (who
+        #: eat sheep: they read the sheep's grid and destroy its members).
+        self.schedule = Schedule()
+        self.schedule.add(
+            self._sheep_system, reads=("wolf",), writes=("sheep",), name="sheep"
+        )
+        self.schedule.add(
+            self._wolf_system, reads=("sheep",), writes=("wolf",), after=("sheep",),
+            name="wolves",
+        )  # fmt: skip
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -416,20 +430,26 @@ class WolfSheep:
             self.recorder.collect(step=0)
 
     def _births_and_deaths(
-        self, kind: str, handles: Any, dead: Any, born: Any, eaten: Any = None
+        self,
+        commands: Commands,
+        kind: str,
+        handles: Any,
+        dead: Any,
+        born: Any,
+        eaten: Any = None,
     ) -> None:
-        """Apply a turn's deaths and births as one deferred batch."""
+        """Record a turn's deaths and births in its system's ``commands``
+        (applied when the turn's batch of the schedule ends)."""
         store = self.world[kind]
         energy = store["energy"][born]
         pos = store["pos"][born]
-        with self.world.deferred() as cmd:
-            if eaten is not None and eaten.shape[0]:
-                cmd.destroy(eaten)
-            if dead.any():
-                cmd.destroy(handles[dead])
-            if energy.shape[0]:
-                new = cmd.create(energy.shape[0])
-                cmd.add(kind, new, energy=energy, pos=pos)
+        if eaten is not None and eaten.shape[0]:
+            commands.destroy(eaten)
+        if dead.any():
+            commands.destroy(handles[dead])
+        if energy.shape[0]:
+            new = commands.create(energy.shape[0])
+            commands.add(kind, new, energy=energy, pos=pos)
 
     def _census(self, kind: str) -> np.ndarray:
         """The number of ``kind`` animals of each cell, by ``x * height +
@@ -456,7 +476,8 @@ class WolfSheep:
 
     def step(self) -> None:
         """The sheep's turn, then the wolves', each one at a time in a
-        shuffled order; births and deaths applied after each turn.
+        shuffled order; births and deaths applied after each turn
+        (:attr:`schedule`'s two systems).
 
         O(n) for n animals (a cell's animals are few on average).
 
@@ -467,10 +488,24 @@ class WolfSheep:
             grid (integer coordinates in ``[0, width) x [0, height)``);
             nothing changes.
         """
-        w = self.world
+        self.schedule.run(self.world)
+        self.steps += 1
+        if self.recorder is not None:
+            self.recorder.collect(step=self.steps)
+
+    def _sheep_system(self, world: World, commands: Commands) -> None:
+        """The schedule's first system: every sheep acts once, in a
+        shuffled order; its births and deaths go to ``commands``.
+
+        Raises
+        ------
+        ValueError
+            If an animal's position is not a cell of the grid (checked for
+            the sheep and the wolves before anything changes).
+        """
         self._census("sheep")  # checked before anything changes
         wolves_at = self._census("wolf")
-        sheep = w["sheep"]
+        sheep = world["sheep"]
         handles = sheep.ids
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
@@ -482,26 +517,27 @@ class WolfSheep:
             self.sheep_gain_from_food, self.sheep_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, *self._scratch,
         )  # fmt: skip
-        self._births_and_deaths("sheep", handles, dead, born)
+        self._births_and_deaths(commands, "sheep", handles, dead, born)
 
-        wolves = w["wolf"]
+    def _wolf_system(self, world: World, commands: Commands) -> None:
+        """The schedule's second system, after the sheep's births and
+        deaths: every wolf acts once, in a shuffled order; the sheep it
+        eats, its births and its deaths go to ``commands``."""
+        wolves = world["wolf"]
         handles = wolves.ids
         n = handles.shape[0]
         dead = np.zeros(n, np.bool_)
         born = np.zeros(n, np.bool_)
         sheep_tw = self.sheep_grid.grid.jit  # caught up: moves, lambs, deaths
-        eaten = np.empty(min(n, len(w["sheep"])), np.int64)
+        eaten = np.empty(min(n, len(world["sheep"])), np.int64)
         meals = wolf_turn(
             self._census("sheep"), sheep_tw, wolves["pos"], wolves["energy"],
             activation_order(self.rng, n), self.width, self.height,
             self.wolf_gain_from_food, self.wolf_reproduce,
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
-            np.empty(len(w["sheep"]), np.int64), *self._scratch[:3],
+            np.empty(len(world["sheep"]), np.int64), *self._scratch[:3],
         )  # fmt: skip
-        self._births_and_deaths("wolf", handles, dead, born, eaten[:meals])
-        self.steps += 1
-        if self.recorder is not None:
-            self.recorder.collect(step=self.steps)
+        self._births_and_deaths(commands, "wolf", handles, dead, born, eaten[:meals])
 
     def run(self, steps: int) -> None:
         """Run ``steps`` steps. O(steps n)."""
