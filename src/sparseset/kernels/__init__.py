@@ -50,6 +50,7 @@ from .entities import (
     handles_of,
     index_handles,
     live_index,
+    pair_handles,
     resolve,
     rows_of_handles,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "pack_back",
     "pack_front",
     "paged",
+    "pair_handles",
     "partition",
     "push",
     "reindex",

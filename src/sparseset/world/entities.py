@@ -439,9 +439,16 @@ class Entities:
         found = keys >= 0
         return bool(found[0]) if scalar else found
 
-    def handles(self, keys: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+    def handles(
+        self,
+        keys: np.ndarray,
+        at: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """The current handles of live entity indexes ``keys``, or of
-        ``keys[at]`` for positions ``at`` (without building that array).
+        ``keys[at]`` for positions ``at`` (without building that array);
+        into ``out`` (int64, of their length; ``keys`` itself, if int64,
+        for handles in place) when given.
 
         A batch big enough to share out over threads is made in spans on
         several (:mod:`sparseset.sets.pool`).
@@ -457,7 +464,8 @@ class Entities:
         [4294967296]
         """
         count = keys.shape[0] if at is None else at.shape[0]
-        out = np.empty(count, np.int64)
+        if out is None:
+            out = np.empty(count, np.int64)
         generations = self.generations
 
         def make(start: int, stop: int) -> bool:
@@ -478,6 +486,32 @@ class Entities:
         else:
             make(0, count)
         return out
+
+    def pair_handles(self, a: np.ndarray, b: np.ndarray) -> None:
+        """Turn pairs of live entity indexes (int64 arrays) into pairs of
+        their current handles in place, the smaller of each in ``a``
+        (:func:`~sparseset.kernels.entities.pair_handles`).
+
+        Examples
+        --------
+        >>> table = Entities(2); e = table.create(2); table.kill(np.array([0]))
+        1
+        >>> table.create(1); a, b = np.array([0]), np.array([1])
+        array([4294967296])
+        >>> table.pair_handles(a, b); a.tolist(), b.tolist()
+        ([1], [4294967296])
+        """
+        generations = self.generations
+
+        def make(start: int, stop: int) -> bool:
+            kernels.pair_handles(generations, a[start:stop], b[start:stop])
+            return False
+
+        count = a.shape[0]
+        if shared(count):
+            share_out(count, make)
+        else:
+            make(0, count)
 
     def live_keys(self) -> np.ndarray:
         """Every live entity's index, ascending.

@@ -896,7 +896,7 @@ class World(Guarded):
         >>> len(g.pairs(1.0)[0])
         1
         """
-        return WorldGrid(self, name, cell, torus, column)
+        return WorldGrid(self, self._entities, name, cell, torus, column)
 
     def group(self, *names: str) -> Group:
         """The owning group of ``names``: their stores packed in one order.
