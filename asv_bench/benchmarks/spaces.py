@@ -16,7 +16,12 @@ uniform points in a square sized so that each has about 10 others within
 - ``Resync``: a World whose tracked ``pos`` has N entities; 1% of them
   move (``w.set``), then the world's grid catches up (``time_resync``),
   against a full rebuild of a grid of the same entities
-  (``time_rebuild``: a new grid, ``place`` and its cell table).
+  (``time_rebuild``: a new grid of their entity keys, as the World's
+  grid holds them, ``place`` and its cell table).
+- ``WorldQueries``: ``pairs`` and ``within`` (N query points) of that
+  World's grid, in handles (``time_world_*``), against the same queries
+  of the grid inside it, in entity keys (``time_keys_*``): the share of
+  turning keys into handles.
 - ``Memory``: ``track_bytes_per_member``, ``Grid.nbytes / N`` with the
   cell table, and ``track_table_bytes_per_member``, the cell table's share
   (``Grid.table_nbytes / N``).
@@ -24,8 +29,8 @@ uniform points in a square sized so that each has about 10 others within
   (``8 * dims`` bytes each) and the cell table, per member (issue 48's
   target: at most 16), spare slots included, for a grid built by
   ``place``, one built by ``assign`` (queried, one id looked up), and a
-  World's grid (tracked ``pos``, int64 handles, a hash index), each after
-  1% of the members moved (their links held).
+  World's grid (tracked ``pos``: entity keys under a flat index), each
+  after 1% of the members moved (their links held).
 
 Read ``grid / floor`` from one run; absolute times are context only. The
 data is built once per benchmark process by the cached ``_...`` functions;
@@ -118,7 +123,7 @@ class Resync:
         movers = rng.choice(self.handles, N // 100, replace=False)
         step = rng.uniform(-0.5, 0.5, (len(movers), 2))
         self.world.set("pos", movers, pos=self.world.get("pos", movers)["pos"] + step)
-        self.all = self.world["pos"].ids
+        self.keys = self.world["pos"].members().copy()
         self.pos = self.world["pos"]["pos"]
         self.time_rebuild()
 
@@ -126,9 +131,39 @@ class Resync:
         self.grid.sync()
 
     def time_rebuild(self):
-        g = Grid(cell=R, dims=2, index="hash")
-        g.place(self.all, self.pos)
+        g = Grid(cell=R, dims=2)
+        g.place(self.keys, self.pos)
         g.at(np.zeros((1, 2), np.int64))  # builds the cell table
+
+
+class WorldQueries:
+    number = 1
+    repeat = 7
+    timeout = 600
+
+    def setup(self):
+        pos, queries = _points()
+        self.world = World()
+        self.world.register("pos", "f8", shape=(2,), track=True)
+        handles = self.world.create(N)
+        self.world.add("pos", handles, pos=pos)
+        self.grid = self.world.grid("pos", cell=R)
+        self.keyed = self.grid.grid
+        self.queries = queries
+        self.grid.pairs(R)  # placed, built, every kernel compiled
+        self.grid.within(self.queries[:10], R)
+
+    def time_world_pairs(self):
+        self.grid.pairs(R)
+
+    def time_keys_pairs(self):
+        self.keyed.pairs(R)
+
+    def time_world_within(self):
+        self.grid.within(self.queries, R)
+
+    def time_keys_within(self):
+        self.keyed.within(self.queries, R)
 
 
 class Memory:

@@ -5,7 +5,7 @@ array. The paths that make the links, against brute force, are in
 
 import numpy as np
 
-from sparseset import Grid
+from sparseset import Grid, World
 
 
 def bookkeeping(grid: Grid, n: int, dims: int) -> int:
@@ -49,3 +49,43 @@ def test_assign_holds_a_slot_table_and_no_links_until_asked():
     tw = g.jit  # a twin's moves make strays: it gets the links
     assert bookkeeping(g, n, 2) == 8 * n + 16 * (rows - n) + 4 * rows
     assert tw.nxt.shape[0] == tw.pos.shape[0]
+
+
+def test_a_tracked_world_grid_holds_what_a_grid_of_its_keys_does():
+    """Issue 48: at most 16 bytes a member beside positions and table. A
+    World's grid keys its members by entity key under a flat index: after
+    1% moved (strays: links), dense (4) + index (4) + links (4) a member."""
+    rng = np.random.default_rng(9)
+    n = 1000
+    pos = rng.uniform(0, 30, (n, 2))
+    w = World()
+    w.register("pos", "f8", shape=(2,), track=True)
+    e = w.create(n)
+    w.add("pos", e, pos=pos)
+    wg = w.grid("pos", cell=1.0)
+    wg.pairs(1.0)
+    assert wg.nbytes == wg.grid.nbytes
+    assert bookkeeping(wg.grid, n, 2) == 8 * n  # placed: no link yet
+    movers = rng.choice(n, n // 100, replace=False)
+    w.set("pos", e[movers], pos=pos[movers] + 0.5)
+    wg.pairs(1.0)
+    assert wg.nbytes == wg.grid.nbytes
+    assert bookkeeping(wg.grid, n, 2) == 12 * n <= 16 * n
+
+
+def test_an_untracked_world_grid_holds_what_an_assigned_grid_does():
+    rng = np.random.default_rng(10)
+    n = 1000
+    w = World()
+    w.register("pos", "f8", shape=(2,))
+    w.add("pos", w.create(n), pos=rng.uniform(0, 30, (n, 2)))
+    wg = w.grid("pos", cell=1.0)  # an assign, and one more at the query
+    wg.pairs(1.0)
+    g = Grid(cell=1.0)
+    for _ in range(2):
+        g.assign(np.arange(n), w["pos"]["pos"])
+    g.pairs(1.0)
+    assert wg.nbytes == g.nbytes
+    rows = n + n // 8 + 16
+    # dense and the sources' order (assigns outnumbered queries), no index.
+    assert bookkeeping(wg.grid, n, 2) == 8 * rows + 16 * (rows - n) <= 16 * n

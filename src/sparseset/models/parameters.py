@@ -155,10 +155,11 @@ INDEX_BITS = np.int64(0xFFFFFFFF)
 @typed_njit(**NO_NRT)
 def fill_slots(tw: Any, row_of_index: Any, slot_of: Any, row_at: Any) -> None:
     """``row_at[s]``: the row of the agent in grid slot ``s``, from
-    ``row_of_index`` (entity index to row); ``slot_of[a]``: the slot of
-    row ``a``. One pass over the slots in order: no id look-up."""
+    ``row_of_index`` (entity index to row; a World grid's twin holds
+    entity keys); ``slot_of[a]``: the slot of row ``a``. One pass over the
+    slots in order: no id look-up."""
     for s in range(tw.meta[2]):
-        a = row_of_index[tw.dense[s] & INDEX_BITS]
+        a = row_of_index[tw.dense[s]]
         row_at[s] = a
         slot_of[a] = s
 
@@ -189,10 +190,12 @@ class StepState:
     --------
     >>> from sparseset import World
     >>> w = World(); w.register("pos", "f8", shape=(2,), track=True)
-    >>> e = w.create(2); w.add("pos", e, pos=[[0, 0], [1, 1]])
+    >>> e = w.create(3); w.destroy(e[0]); e = w.create(2)  # index 0 reused
+    1
+    >>> w.add("pos", e, pos=[[0, 0], [1, 1]])
     2
     >>> state = StepState(w.grid("pos")); tw = state.twin(w["pos"].ids)
-    >>> tw.dense[state.slot_of].tolist() == e.tolist()
+    >>> tw.dense[state.slot_of].tolist() == (e & INDEX_BITS).tolist()  # keys
     True
     >>> state.row_at[state.slot_of].tolist()
     [0, 1]

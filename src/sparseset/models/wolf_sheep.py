@@ -180,8 +180,9 @@ def wolf_turn(
     prey: Any,
 ) -> Any:
     """The wolves' turn, wolf by wolf in ``order`` (rows of ``pos`` and
-    ``energy``); returns the number of sheep eaten, whose handles it
-    writes into ``eaten`` (and removes at once from the sheep's grid,
+    ``energy``); returns the number of sheep eaten, whose entity keys
+    (the ids of the World grid's twin) it writes into ``eaten`` (and
+    removes at once from the sheep's grid,
     ``sheep_tw``, and from ``sheep_at``, the count of sheep of each
     cell). ``out`` holds at least every sheep. Writes ``dead`` and
     ``born`` as :func:`sheep_turn` (wolves do not look at wolves: the
@@ -537,7 +538,9 @@ class WolfSheep:
             int(self.rng.integers(0, 2**31 - 1)), dead, born, eaten,
             np.empty(len(world["sheep"]), np.int64), *self._scratch[:3],
         )  # fmt: skip
-        self._births_and_deaths(commands, "wolf", handles, dead, born, eaten[:meals])
+        # The twin found the sheep by entity key: the world takes handles.
+        eaten = self.sheep_grid.handles(eaten[:meals])
+        self._births_and_deaths(commands, "wolf", handles, dead, born, eaten)
 
     def run(self, steps: int) -> None:
         """Run ``steps`` steps. O(steps n)."""
