@@ -310,3 +310,31 @@ def test_bad_removal_and_queries_change_nothing():
         Grid(dims=2, torus=(1, 2, 3))
     with pytest.raises(ValueError, match="torus"):
         Grid(dims=2, torus=(1, -2))
+
+
+def test_queries_answer_handles_through_a_generation_table():
+    """``generations=``: a grid of entity keys answers handles (``key |
+    generation << 32``, the LIVE bit dropped), as it finds them; pairs
+    stay smaller first in handles; a key past the table answers as is."""
+    live = np.uint32(1 << 31)
+    gens = np.array([3, 0, 1], np.uint32) | live
+    g = Grid(cell=1.0)
+    g.place([0, 1, 2, 7], [[0, 0], [0.5, 0], [5, 5], [5.5, 5]])
+    handle = {0: 3 << 32, 1: 1, 2: 2 | 1 << 32, 7: 7}
+    for metric in ("euclidean", "chebyshev", "manhattan"):
+        a, b = g.pairs(1.0, metric, generations=gens)
+        want = sorted(
+            (min(handle[x], handle[y]), max(handle[x], handle[y]))
+            for x, y in zip(*g.pairs(1.0, metric), strict=True)
+        )
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == want
+    _, found = g.within([[0.0, 0.0], [5, 5]], 1.0, generations=gens)
+    assert sorted(found.tolist()) == sorted(handle.values())
+    _, found = g.at([[0, 0], [5, 5]], generations=gens)
+    assert sorted(found.tolist()) == sorted(handle.values())
+    g.place([2], [[40.0, 40.0]])  # a stray: the general kernels
+    _, found = g.within([[40.0, 40.0]], 0.5, generations=gens)
+    assert found.tolist() == [handle[2]]
+    for bad in (gens.astype(np.int64), gens.reshape(1, 3), [1, 2]):
+        with pytest.raises(TypeError, match="generations must be a 1-D uint32"):
+            g.pairs(1.0, generations=bad)

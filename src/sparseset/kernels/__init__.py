@@ -50,7 +50,6 @@ from .entities import (
     handles_of,
     index_handles,
     live_index,
-    pair_handles,
     resolve,
     rows_of_handles,
 )
@@ -115,7 +114,6 @@ __all__ = [
     "pack_back",
     "pack_front",
     "paged",
-    "pair_handles",
     "partition",
     "push",
     "reindex",

@@ -301,32 +301,6 @@ def handles_of(generations: Generations, indexes: IntArray, out: Handles) -> Non
 
 
 @njit(cache=True, nogil=True)
-def pair_handles(generations: Generations, a: Handles, b: Handles) -> None:
-    """Turn pairs of live entity indexes ``(a[k], b[k])`` into pairs of
-    their current handles, in place, the smaller handle in ``a``: what a
-    grid keyed by entity index answers, in handles. Indexes ordered are
-    not handles ordered (a newer generation of a smaller index is the
-    larger handle), so a pair may swap.
-
-    It only reads the table, so it releases the GIL: a big batch is made in
-    spans on several threads (:mod:`sparseset.sets.pool`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> generations = np.array([1, 0], np.uint32) | np.uint32(LIVE)
-    >>> a, b = np.array([0]), np.array([1])
-    >>> pair_handles(generations, a, b); a.tolist(), b.tolist()
-    ([1], [4294967296])
-    """
-    for k in range(a.shape[0]):
-        i = handle_of(generations, a[k])
-        j = handle_of(generations, b[k])
-        a[k] = min(i, j)
-        b[k] = max(i, j)
-
-
-@njit(cache=True, nogil=True)
 def handles_at(
     generations: Generations, indexes: IntArray, at: IntArray, out: Handles, ahead: Int
 ) -> None:

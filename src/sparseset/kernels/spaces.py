@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from .element import find
+from .entities import GENERATION_MASK, INDEX_BITS
 from .options import NO_NRT
 from .prefetch import prefetch
 
@@ -542,20 +543,35 @@ def scatter(pos, slots, values, dims):
 
 
 @njit(inline="always", **NO_NRT)
-def _emit(dense, me, q, out_a, out_b, m):
+def answer(dense, gens, s):
+    """The id of slot ``s`` as a query answers it: ``dense[s]``, or, with
+    ``gens`` not empty (a World's generation table, the ids entity keys),
+    the current handle ``key | generation << 32`` of key ``dense[s]``:
+    read where it is written, so that a grid of keys answers handles with
+    no second pass over the answer. A key past the table (no World grid
+    holds one) answers as it is: the table is read unchecked otherwise."""
+    key = np.int64(dense[s])
+    if np.uint64(key) >= np.uint64(gens.shape[0]):
+        return key
+    generation = np.int64(gens[np.uint64(key)] & np.uint32(GENERATION_MASK))
+    return key | (generation << np.int64(INDEX_BITS))
+
+
+@njit(inline="always", **NO_NRT)
+def _emit(dense, gens, me, q, out_a, out_b, m):
     """Write hit ``m``: slot ``q``'s id, or the pair of slots ``me`` and ``q``."""
     if me < 0:
-        out_a[m] = dense[q]
+        out_a[m] = answer(dense, gens, q)
     else:
-        i = np.int64(dense[me])
-        j = np.int64(dense[q])
+        i = answer(dense, gens, me)
+        j = answer(dense, gens, q)
         out_a[m] = min(i, j)
         out_b[m] = max(i, j)
 
 
 @njit(inline="always", **NO_NRT)
 def _scan_range(
-    dense, pos, nxt, strays, first, last, x0, x1, x2, dims, geo, metric,
+    dense, gens, pos, nxt, strays, first, last, x0, x1, x2, dims, geo, metric,
     rr, me, out_a, out_b, m, write,
 ):  # fmt: skip
     """Test slots ``first:last`` (those at home) against the point; count
@@ -569,7 +585,7 @@ def _scan_range(
                 e1 = pos[q, 1] - x1
                 if e0 * e0 + e1 * e1 <= rr:
                     if write:
-                        _emit(dense, me, q, out_a, out_b, m)
+                        _emit(dense, gens, me, q, out_a, out_b, m)
                     m += 1
             return m
         if dims == 3:
@@ -579,7 +595,7 @@ def _scan_range(
                 e2 = pos[q, 2] - x2
                 if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
                     if write:
-                        _emit(dense, me, q, out_a, out_b, m)
+                        _emit(dense, gens, me, q, out_a, out_b, m)
                     m += 1
             return m
     for q in range(first, last):
@@ -587,21 +603,21 @@ def _scan_range(
             continue
         if close(pos, q, x0, x1, x2, dims, geo, metric, rr):
             if write:
-                _emit(dense, me, q, out_a, out_b, m)
+                _emit(dense, gens, me, q, out_a, out_b, m)
             m += 1
     return m
 
 
 @njit(inline="always", **NO_NRT)
 def _scan_strays(
-    dense, pos, nxt, q, x0, x1, x2, dims, geo, metric, rr, me, out_a, out_b,
+    dense, gens, pos, nxt, q, x0, x1, x2, dims, geo, metric, rr, me, out_a, out_b,
     m, write,
 ):  # fmt: skip
     """:func:`_scan_range` over a stray list from ``q`` on."""
     while q != END:
         if close(pos, q, x0, x1, x2, dims, geo, metric, rr):
             if write:
-                _emit(dense, me, q, out_a, out_b, m)
+                _emit(dense, gens, me, q, out_a, out_b, m)
             m += 1
         q = nxt[q]
     return m
@@ -609,17 +625,17 @@ def _scan_strays(
 
 @njit(inline="always", **NO_NRT)
 def _scan_bucket(
-    dense, pos, nxt, start, head, d, strays, x0, x1, x2, dims, geo,
+    dense, gens, pos, nxt, start, head, d, strays, x0, x1, x2, dims, geo,
     metric, rr, me, out_a, out_b, m, write,
 ):  # fmt: skip
     """Every member of bucket ``d`` against the point."""
     m = _scan_range(
-        dense, pos, nxt, strays, start[d], start[d + 1], x0, x1, x2, dims,
+        dense, gens, pos, nxt, strays, start[d], start[d + 1], x0, x1, x2, dims,
         geo, metric, rr, me, out_a, out_b, m, write,
     )  # fmt: skip
     if strays:
         m = _scan_strays(
-            dense, pos, nxt, head[d], x0, x1, x2, dims, geo, metric, rr, me,
+            dense, gens, pos, nxt, head[d], x0, x1, x2, dims, geo, metric, rr, me,
             out_a, out_b, m, write,
         )  # fmt: skip
     return m
@@ -650,7 +666,7 @@ def _above(b, count, scratch):
 
 @njit(**NO_NRT)
 def pairs(
-    dense, pos, nxt, start, head, strays, dims, geo, win, reach,
+    dense, gens, pos, nxt, start, head, strays, dims, geo, win, reach,
     metric, rr, scratch, steps, out_a, out_b, write,
 ):  # fmt: skip
     """Every unordered pair of members within the radius once; counts them,
@@ -720,32 +736,32 @@ def pairs(
                     hi = start[d + 1]
                     sq = head[d] if strays else END
                 m = _scan_range(
-                    dense, pos, nxt, strays, lo, hi, x0, x1, x2, dims, geo,
+                    dense, gens, pos, nxt, strays, lo, hi, x0, x1, x2, dims, geo,
                     metric, rr, p, out_a, out_b, m, write,
                 )  # fmt: skip
                 if strays:
                     m = _scan_strays(
-                        dense, pos, nxt, sq, x0, x1, x2, dims, geo, metric,
+                        dense, gens, pos, nxt, sq, x0, x1, x2, dims, geo, metric,
                         rr, p, out_a, out_b, m, write,
                     )  # fmt: skip
     return m
 
 
 @njit(inline="always", **NO_NRT)
-def _pair_out(dense, p, q, out_a, out_b, m):
+def _pair_out(dense, gens, p, q, out_a, out_b, m):
     """Write pair ``m`` (slots ``p`` and ``q``, smaller id first); False
     if the buffers are full."""
     if m >= out_a.shape[0]:
         return False
-    i = np.int64(dense[p])
-    j = np.int64(dense[q])
+    i = answer(dense, gens, p)
+    j = answer(dense, gens, q)
     out_a[m] = min(i, j)
     out_b[m] = max(i, j)
     return True
 
 
 @njit(**NO_NRT)
-def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
+def pairs_plain(dense, gens, pos, start, steps, dims, rr, out_a, out_b, first):
     """:func:`pairs` where it is simplest and most used: a dense table
     without strays whose padding covers the reach, euclidean distances, no
     torus, 2 or 3 axes. One pass, from bucket ``first`` on, writing as long
@@ -767,7 +783,7 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
                     e0 = pos[q, 0] - x0
                     e1 = pos[q, 1] - x1
                     if e0 * e0 + e1 * e1 <= rr:
-                        if not _pair_out(dense, p, q, out_a, out_b, m):
+                        if not _pair_out(dense, gens, p, q, out_a, out_b, m):
                             return done, b
                         m += 1
                 for j in range(1, up):
@@ -776,7 +792,7 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
                         e0 = pos[q, 0] - x0
                         e1 = pos[q, 1] - x1
                         if e0 * e0 + e1 * e1 <= rr:
-                            if not _pair_out(dense, p, q, out_a, out_b, m):
+                            if not _pair_out(dense, gens, p, q, out_a, out_b, m):
                                 return done, b
                             m += 1
             else:
@@ -786,7 +802,7 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
                     e1 = pos[q, 1] - x1
                     e2 = pos[q, 2] - x2
                     if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
-                        if not _pair_out(dense, p, q, out_a, out_b, m):
+                        if not _pair_out(dense, gens, p, q, out_a, out_b, m):
                             return done, b
                         m += 1
                 for j in range(1, up):
@@ -796,14 +812,14 @@ def pairs_plain(dense, pos, start, steps, dims, rr, out_a, out_b, first):
                         e1 = pos[q, 1] - x1
                         e2 = pos[q, 2] - x2
                         if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
-                            if not _pair_out(dense, p, q, out_a, out_b, m):
+                            if not _pair_out(dense, gens, p, q, out_a, out_b, m):
                                 return done, b
                             m += 1
     return m, -1
 
 
 @njit(**NO_NRT)
-def within_plain(dense, pos, start, steps, dims, geo, win, rr, points, offsets,
+def within_plain(dense, gens, pos, start, steps, dims, geo, win, rr, points, offsets,
                  found, write):  # fmt: skip
     """:func:`within` where :func:`pairs_plain` applies: one tight loop."""
     for i in range(points.shape[0]):
@@ -821,7 +837,7 @@ def within_plain(dense, pos, start, steps, dims, geo, win, rr, points, offsets,
                     e1 = pos[q, 1] - x1
                     if e0 * e0 + e1 * e1 <= rr:
                         if write:
-                            found[m] = dense[q]
+                            found[m] = answer(dense, gens, q)
                         m += 1
             else:
                 for q in range(start[d], start[d + 1]):
@@ -830,7 +846,7 @@ def within_plain(dense, pos, start, steps, dims, geo, win, rr, points, offsets,
                     e2 = pos[q, 2] - x2
                     if e0 * e0 + e1 * e1 + e2 * e2 <= rr:
                         if write:
-                            found[m] = dense[q]
+                            found[m] = answer(dense, gens, q)
                         m += 1
         if not write:
             offsets[i + 1] = m
@@ -848,7 +864,7 @@ def _point_neighbours(pos, p, b, dims, geo, win, reach, scratch):
 
 @njit(**NO_NRT)
 def within(
-    dense, pos, nxt, start, head, strays, dims, geo, win, reach,
+    dense, gens, pos, nxt, start, head, strays, dims, geo, win, reach,
     metric, rr, scratch, steps, points, offsets, found, write,
 ):  # fmt: skip
     """The members within the radius of each point: with ``write`` False,
@@ -872,7 +888,7 @@ def within(
         for j in range(count):
             d = b + steps[j] if fast else scratch[j]
             m = _scan_bucket(
-                dense, pos, nxt, start, head, d, strays, x0, x1, x2, dims,
+                dense, gens, pos, nxt, start, head, d, strays, x0, x1, x2, dims,
                 geo, metric, rr, -1, found, none, m, write,
             )  # fmt: skip
         if not write:
@@ -897,7 +913,7 @@ def _exact_bucket(c, dims, win):
 
 
 @njit(**NO_NRT)
-def at(dense, pos, nxt, start, head, strays, dims, geo, win, cells, c,
+def at(dense, gens, pos, nxt, start, head, strays, dims, geo, win, cells, c,
        offsets, found, write):  # fmt: skip
     """The members whose true cell is ``cells[i]``, as :func:`within`
     (``c``: scratch for three coordinates)."""
@@ -920,7 +936,7 @@ def at(dense, pos, nxt, start, head, strays, dims, geo, win, cells, c,
         if not strays and _exact_bucket(c, dims, win):
             if write:
                 for t in range(q, s1):
-                    found[m] = dense[t]
+                    found[m] = answer(dense, gens, t)
                     m += 1
             else:
                 offsets[i + 1] = s1 - q
@@ -943,7 +959,7 @@ def at(dense, pos, nxt, start, head, strays, dims, geo, win, cells, c,
                     same = False
             if same:
                 if write:
-                    found[m] = dense[s]
+                    found[m] = answer(dense, gens, s)
                 m += 1
         if not write:
             offsets[i + 1] = m

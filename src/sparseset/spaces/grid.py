@@ -38,6 +38,8 @@ SLACK = 4096
 #: Empty cells a dense window keeps on every side of its members: queries
 #: reaching that many cells find their buckets at fixed offsets.
 PAD = 1
+#: Answers of ids as they are (see :func:`~sparseset.kernels.spaces.answer`).
+_NO_GENERATIONS = np.zeros(0, np.uint32)
 #: Strays (members moved to another bucket since the build) past this
 #: share of the members make the next query rebuild the table.
 STRAY_SHARE = 0.125
@@ -1018,13 +1020,46 @@ class Grid(Guarded):
             steps = (t0 * (n1 * n2) + t1 * n2 + t2).ravel().astype(np.int64)
         return reach, np.empty(room, np.int64), steps
 
+    @staticmethod
+    def _generations(generations: np.ndarray | None) -> np.ndarray:
+        """The table answers are made through (empty: ids as they are)."""
+        if generations is None:
+            return _NO_GENERATIONS
+        if (
+            not isinstance(generations, np.ndarray)
+            or generations.dtype != np.uint32
+            or generations.ndim != 1
+        ):
+            raise TypeError(
+                f"generations must be a 1-D uint32 array (a World's generation "
+                f"table), got {generations!r:.80}"
+            )
+        return generations
+
     def _strayed(self) -> bool:
         return bool(self._meta[0] > 0)
 
     def pairs(
-        self, r: float, metric: str = "euclidean"
+        self,
+        r: float,
+        metric: str = "euclidean",
+        *,
+        generations: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every unordered pair of members within ``r`` of each other, once.
+
+        Parameters
+        ----------
+        r : float
+            The distance (``<= r``).
+        metric : str
+            ``"euclidean"``, ``"chebyshev"`` or ``"manhattan"``.
+        generations : ndarray of uint32, optional
+            For a grid whose ids are a World's entity keys (a
+            :meth:`~sparseset.World.grid`'s inner grid): that world's
+            generation table, by which the pairs are answered in handles
+            (``key | generation << 32``), each found as it is written (an
+            id past the table is answered as it is).
 
         Returns
         -------
@@ -1035,6 +1070,8 @@ class Grid(Guarded):
         ------
         ValueError
             If ``r`` is negative or not finite, or the metric unknown.
+        TypeError
+            If ``generations`` is not a 1-D uint32 array.
 
         Notes
         -----
@@ -1053,6 +1090,7 @@ class Grid(Guarded):
         self._pull()
         rr = _radius(r)
         code = _metric(metric)
+        gens = self._generations(generations)
         self._table()
         reach, scratch, steps = self._reach(rr)
         if steps.shape[0]:  # 0, then the offsets numbered above a bucket's own
@@ -1062,12 +1100,12 @@ class Grid(Guarded):
         state = self._engine.state
         none = np.empty(0, np.int64)
         args = (
-            state.dense, self._pos, self._nxt, self._start, self._head,
+            state.dense, gens, self._pos, self._nxt, self._start, self._head,
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps,
         )  # fmt: skip
         if self._plain(steps, code):
-            return self._pairs_plain(steps, rr)
+            return self._pairs_plain(steps, rr, gens)
         m = sk.pairs(*args, none, none, False)
         a = np.empty(m, np.int64)
         b = np.empty(m, np.int64)
@@ -1075,7 +1113,7 @@ class Grid(Guarded):
         return a, b
 
     def _pairs_plain(
-        self, steps: np.ndarray, rr: float
+        self, steps: np.ndarray, rr: float, gens: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`pairs` in one pass of :func:`~sparseset.kernels.spaces.pairs_plain`,
         into buffers that grow (and resume) if the guess was short. Pages
@@ -1088,7 +1126,7 @@ class Grid(Guarded):
         m, first = 0, 0
         while True:
             got, first = sk.pairs_plain(
-                state.dense, self._pos, self._start, steps, self._dims, rr,
+                state.dense, gens, self._pos, self._start, steps, self._dims, rr,
                 a[m:], b[m:], first,
             )  # fmt: skip
             m += int(got)
@@ -1104,9 +1142,16 @@ class Grid(Guarded):
         return a[:m], b[:m]
 
     def within(
-        self, points: Any, r: float, metric: str = "euclidean"
+        self,
+        points: Any,
+        r: float,
+        metric: str = "euclidean",
+        *,
+        generations: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The members within ``r`` of each point, as CSR.
+
+        ``generations``: as :meth:`pairs` (answers in handles).
 
         Returns
         -------
@@ -1121,6 +1166,8 @@ class Grid(Guarded):
         ValueError
             If a coordinate is NaN or infinite, the points' shape is wrong,
             ``r`` is negative or not finite, or the metric unknown.
+        TypeError
+            If ``generations`` is not a 1-D uint32 array.
 
         Notes
         -----
@@ -1140,6 +1187,7 @@ class Grid(Guarded):
         rr = _radius(r)
         code = _metric(metric)
         pts = self._points(points, None, "points")
+        gens = self._generations(generations)
         self._table()
         reach, scratch, steps = self._reach(rr)
         if code == sk.EUCLIDEAN:
@@ -1147,7 +1195,7 @@ class Grid(Guarded):
         state = self._engine.state
         offsets = np.zeros(pts.shape[0] + 1, np.int64)
         args: tuple[Any, ...] = (
-            state.dense, self._pos, self._nxt, self._start, self._head,
+            state.dense, gens, self._pos, self._nxt, self._start, self._head,
             self._strayed(), self._dims, self._geo, self._win, reach, code, rr,
             scratch, steps, pts, offsets,
         )  # fmt: skip
@@ -1155,7 +1203,8 @@ class Grid(Guarded):
         if self._plain(steps, code):
             kernel = sk.within_plain
             args = (
-                state.dense, self._pos, self._start, steps, self._dims, self._geo,
+                state.dense, gens, self._pos, self._start, steps, self._dims,
+                self._geo,
                 self._win, rr, pts, offsets,
             )  # fmt: skip
         kernel(*args, offsets[:0], False)
@@ -1174,11 +1223,14 @@ class Grid(Guarded):
             and self._dims > 1
         )
 
-    def at(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
+    def at(
+        self, cells: Any, *, generations: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The members whose cell is each of ``cells``, as CSR.
 
         ``cells`` is ``(m, dims)`` integer cell coordinates (cell ``c`` holds
         ``c * cell <= x < (c + 1) * cell``); on a torus they wrap.
+        ``generations``: as :meth:`pairs` (answers in handles).
 
         Raises
         ------
@@ -1211,11 +1263,12 @@ class Grid(Guarded):
         if arr.size and arr.dtype.kind not in "iu":
             raise TypeError(f"cells must be integers, got dtype {arr.dtype}")
         arr = np.ascontiguousarray(arr, dtype=np.int64)
+        gens = self._generations(generations)
         self._table()
         state = self._engine.state
         offsets = np.zeros(arr.shape[0] + 1, np.int64)
         args = (
-            state.dense, self._pos, self._nxt, self._start, self._head,
+            state.dense, gens, self._pos, self._nxt, self._start, self._head,
             self._strayed(), d, self._geo, self._win, arr, np.zeros(3, np.int64),
             offsets,
         )  # fmt: skip

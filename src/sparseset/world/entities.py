@@ -487,32 +487,6 @@ class Entities:
             make(0, count)
         return out
 
-    def pair_handles(self, a: np.ndarray, b: np.ndarray) -> None:
-        """Turn pairs of live entity indexes (int64 arrays) into pairs of
-        their current handles in place, the smaller of each in ``a``
-        (:func:`~sparseset.kernels.entities.pair_handles`).
-
-        Examples
-        --------
-        >>> table = Entities(2); e = table.create(2); table.kill(np.array([0]))
-        1
-        >>> table.create(1); a, b = np.array([0]), np.array([1])
-        array([4294967296])
-        >>> table.pair_handles(a, b); a.tolist(), b.tolist()
-        ([1], [4294967296])
-        """
-        generations = self.generations
-
-        def make(start: int, stop: int) -> bool:
-            kernels.pair_handles(generations, a[start:stop], b[start:stop])
-            return False
-
-        count = a.shape[0]
-        if shared(count):
-            share_out(count, make)
-        else:
-            make(0, count)
-
     def live_keys(self) -> np.ndarray:
         """Every live entity's index, ascending.
 

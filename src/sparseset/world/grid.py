@@ -18,9 +18,10 @@ index), as the component's stores do, under a flat index: the catch-up
 hands it the store's keys as they are (no handle is built), and its
 bookkeeping is that of a plain grid of dense ids. Handles cross the
 boundary only in the public methods: those given are resolved through
-the entity table (a dead or stale handle is no member), and answers are
-turned into the members' current handles in one pass over them (their
-entities are alive, so each index's generation now is the right one).
+the entity table (a dead or stale handle is no member), and the grid's
+queries write the members' current handles as they find them, through
+the world's generation table (``generations=``: their entities are
+alive, so each index's generation now is the right one).
 """
 
 from __future__ import annotations
@@ -344,9 +345,9 @@ class WorldGrid(Guarded):
         As :meth:`~sparseset.Grid.within`, plus the catch-up.
         """
         self.sync()
-        offsets, found = self._grid.within(points, r, metric)
-        self._entities.handles(found, out=found)
-        return offsets, found
+        return self._grid.within(
+            points, r, metric, generations=self._entities.generations
+        )
 
     def pairs(
         self, r: float, metric: str = "euclidean"
@@ -363,9 +364,7 @@ class WorldGrid(Guarded):
         As :meth:`~sparseset.Grid.pairs`, plus the catch-up.
         """
         self.sync()
-        a, b = self._grid.pairs(r, metric)
-        self._entities.pair_handles(a, b)
-        return a, b
+        return self._grid.pairs(r, metric, generations=self._entities.generations)
 
     def at(self, cells: Any) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`~sparseset.Grid.at`, in handles, after the catch-up.
@@ -380,9 +379,7 @@ class WorldGrid(Guarded):
         As :meth:`~sparseset.Grid.at`, plus the catch-up.
         """
         self.sync()
-        offsets, found = self._grid.at(cells)
-        self._entities.handles(found, out=found)
-        return offsets, found
+        return self._grid.at(cells, generations=self._entities.generations)
 
     def __repr__(self) -> str:
         return f"WorldGrid({self._name!r}, {self._grid!r})"
