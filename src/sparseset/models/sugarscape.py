@@ -66,72 +66,223 @@ def lottery_py(seed: int, round_: int, handle: int) -> int:
     return z ^ (z >> 31)
 
 
-_NONE = np.int64(0x7FFFFFFFFFFFFFFF)
+#: A rank key: ``(_RICH - sugar) << _SHIFT | (4 * distance + axis)`` with
+#: axis 0..3 for ``x - d``, ``y - d``, ``y + d``, ``x + d`` (the cells'
+#: order by ``x`` then ``y`` among those ``d`` away), so the least key is
+#: the most sugar, then the nearest, then the least ``x`` and ``y``. A
+#: cell holds at most ``_RICH`` sugar (``int32``) and a distance is below
+#: 2**31, so a key fits 64 bits unsigned whatever the grid.
+_RICH = np.uint64(0x7FFFFFFF)
+_SHIFT = np.uint64(33)
+_LOW = np.uint64((1 << 33) - 1)
+_DONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # no key: placed, or nowhere to go
 
 
-@njit(cache=True)
-def _best(
+@njit(cache=True, inline="always")
+def _key(s: Any, low: Any, beyond: Any, after: Any) -> Any:
+    """The key of a seen cell holding ``s`` at ``low`` (distance and
+    axis); ``_DONE`` if the cell is held (``s`` < 0), ``beyond`` (all ones)
+    or the key below ``after``. Arithmetic and selects, no branches: which
+    cells are held is random, a branch on it mispredicts."""
+    s = np.int64(s)
+    k = ((_RICH - np.uint64(s)) << _SHIFT) | low | np.uint64(s >> 63) | beyond
+    return k if k >= after else _DONE
+
+
+@njit(cache=True, inline="always")
+def _first(
     c0: Any,
+    x: Any,
     v: Any,
-    own_sugar: Any,
-    last: Any,
+    lim: Any,
+    own: Any,
+    after: Any,
     field: Any,
     height: Any,
     width: Any,
-    smax: Any,
-    span: Any,
 ) -> Any:
-    """The first-ranked cell an ant on cell ``c0`` with vision ``v`` sees
-    that ranks after ``last`` and is free (``field`` >= 0; its own cell,
-    holding ``own_sugar``, is free to it), as ``(key, cell)``; ``(-1,
-    -1)`` if none. A key orders (most sugar, least distance, cell) as one
-    int64: ``((smax - sugar) * span + distance) * cells + cell``."""
-    cells = width * height
-    unit = span * cells  # one unit of sugar in a key
-    x = c0 // height
+    """The least key of the cells an ant on cell ``c0`` (column ``x``) with
+    vision ``v`` sees that is at least ``after`` and free (``field`` >= 0;
+    its own cell, holding ``own``, is free to it); ``_DONE`` if none. It
+    looks ``lim`` (at least ``v``) cells along each axis, masking those
+    beyond ``v``: with one ``lim`` for every ant, the loop's end is
+    predicted."""
     y = c0 - x * height
-    best = (smax - own_sugar) * unit + c0
-    if best <= last:
-        best = _NONE
-    for d in range(1, v + 1):
-        if best < unit:  # the most sugar there is, nearer than d
-            break
-        far = d * cells
-        # Written out per axis, without branches on the keys: the
-        # comparisons become selects, which the ranks do not mispredict.
-        if x + d < width:
-            c = c0 + d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+    best = (_RICH - np.uint64(own)) << _SHIFT
+    if best < after:
+        best = _DONE
+    for d in range(1, lim + 1):
+        low = np.uint64(4 * d)
+        beyond = np.uint64((v - d) >> 63)  # all ones past its vision
         if x >= d:
-            c = c0 - d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
-        if y + d < height:
-            c = c0 + d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+            k = _key(field[np.uint64(c0 - d * height)], low, beyond, after)
+            best = min(best, k)
         if y >= d:
-            c = c0 - d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
-    if best == _NONE:
-        return np.int64(-1), np.int64(-1)
-    return best, best % cells
+            k = _key(field[np.uint64(c0 - d)], low | np.uint64(1), beyond, after)
+            best = min(best, k)
+        if y + d < height:
+            k = _key(field[np.uint64(c0 + d)], low | np.uint64(2), beyond, after)
+            best = min(best, k)
+        if x + d < width:
+            k = _key(
+                field[np.uint64(c0 + d * height)], low | np.uint64(3), beyond, after
+            )
+            best = min(best, k)
+    return best
+
+
+@njit(cache=True, inline="always")
+def _move(key: Any, height: Any) -> Any:
+    """``(dx, offset)``: how far along ``x`` the cell a key names lies and
+    its offset in the flat cells (arithmetic, not branches on the axis,
+    which the ranks would mispredict)."""
+    low = np.int64(key & _LOW)
+    d = low >> 2
+    axis = low & 3
+    along_y = ((axis + 1) >> 1) & 1  # axes 1 and 2
+    d = ((axis >> 1) * 2 - 1) * d  # axes 0 and 1 go down
+    dx = d - d * along_y
+    return dx, dx * height + d * along_y
+
+
+@njit(cache=True, inline="always")
+def _rank(
+    pending: Any,
+    m: Any,
+    first: Any,
+    key: Any,
+    after: Any,
+    origin: Any,
+    column: Any,
+    sight: Any,
+    own: Any,
+    field: Any,
+    height: Any,
+    width: Any,
+    lim: Any,
+) -> Any:
+    """:func:`_propose`'s loop: each ant looks ``lim`` cells along each
+    axis, or as far as it sees if ``lim`` is 0."""
+    left = 0
+    for j in range(m):
+        i = pending[j]
+        if not first:
+            if key[i] == _DONE:  # placed last round
+                continue
+            after[i] = key[i] + np.uint64(1)  # lost: on to the next
+        pending[left] = i
+        left += 1
+        v = np.int64(sight[i])
+        far = lim if lim > 0 else v
+        c0 = np.int64(origin[i])
+        x = np.int64(column[i])
+        key[i] = _first(c0, x, v, far, own[i], after[i], field, height, width)
+    return left
+
+
+@njit(cache=True)
+def _propose(
+    pending: Any,
+    m: Any,
+    first: Any,
+    key: Any,
+    after: Any,
+    origin: Any,
+    column: Any,
+    sight: Any,
+    own: Any,
+    field: Any,
+    height: Any,
+    width: Any,
+    vmax: Any,
+) -> Any:
+    """Rank for the ``m`` ants in ``pending``, dropping those placed (key
+    ``_DONE``) unless this is the ``first`` round and moving the others'
+    ``after`` past the key they lost; returns how many are left.
+
+    Up to mesa-frames' largest vision (5) every ant looks 5 cells along
+    each axis (a loop the compiler unrolls, the cells beyond its vision
+    masked), past it as far as it sees."""
+    if vmax <= 5:
+        return _rank(
+            pending, m, first, key, after, origin, column, sight, own, field,
+            height, width, 5,
+        )  # fmt: skip
+    return _rank(
+        pending, m, first, key, after, origin, column, sight, own, field,
+        height, width, 0,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _claim(
+    pending: Any,
+    m: Any,
+    key: Any,
+    after: Any,
+    origin: Any,
+    hand: Any,
+    own: Any,
+    gain: Any,
+    seed: Any,
+    round_: Any,
+    claims: Any,
+    claimed: Any,
+    height: Any,
+) -> Any:
+    """Each of the ``m`` ants in ``pending`` claims the cell its key names
+    with its ticket; lists the cells claimed in ``claimed``, returns how
+    many. An ant with no key stays (mesa-frames' fallback, ``after`` 0)."""
+    k = 0
+    for j in range(m):
+        i = pending[j]
+        best = key[i]
+        if best == _DONE:  # nothing left: stays, placed
+            after[i] = 0
+            gain[i] = own[i]
+            continue
+        c0 = np.int64(origin[i])
+        cell = c0 + _move(best, height)[1]
+        t = (lottery(seed, round_, hand[i]) & _TOP) | np.uint64(c0)
+        held = claims[np.uint64(cell)]
+        claims[np.uint64(cell)] = min(t, held)
+        claimed[k] = cell
+        k += held == _FREE  # the first claim lists the cell
+    return k
+
+
+@njit(cache=True)
+def _settle(
+    claimed: Any,
+    k: Any,
+    claims: Any,
+    field: Any,
+    key: Any,
+    after: Any,
+    own: Any,
+    gain: Any,
+) -> None:
+    """Each of the ``k`` cells in ``claimed`` goes to its least ticket: the
+    winner takes it (its ``after`` now its key, ``key`` ``_DONE``),
+    vacating its own."""
+    for j in range(k):
+        cell = np.uint64(claimed[j])
+        c = claims[cell] & _BOTTOM
+        claims[cell] = _FREE
+        b = np.uint64(-1 - np.int64(field[c]))  # an unplaced ant holds its own
+        after[b] = key[b]
+        key[b] = _DONE
+        stays = cell == c
+        gain[b] = own[b] if stays else field[cell]
+        field[cell] = -1
+        field[c] = -1 if stays else own[b]
 
 
 #: An unclaimed cell in the claims table; a claim is the top half of the
-#: ant's ticket over its row, so the least claim holds the least ticket.
+#: ant's ticket over its cell, so the least claim holds the least ticket.
 _FREE = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TOP = np.uint64(0xFFFFFFFF00000000)
+_BOTTOM = np.uint64(0x00000000FFFFFFFF)
 
 
 @njit(cache=True)
@@ -147,14 +298,15 @@ def sugarscape_step(
     height: Any,
     seed: Any,
     claims: Any,
+    tally: Any,
     hand: Any,
-    last: Any,
+    after: Any,
     key: Any,
     row: Any,
     origin: Any,
     sight: Any,
-    own_sugar: Any,
-    choice: Any,
+    own: Any,
+    column: Any,
     gain: Any,
     pending: Any,
     claimed: Any,
@@ -167,109 +319,87 @@ def sugarscape_step(
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
     + y``; while the ants move, a cell held by an ant holds a negative
-    number in ``field``. The other arrays hold one entry per ant at
-    least: the ants' working state, in the order of their cells (slots).
+    number in ``field``. ``tally`` holds ``max(width, height) + 1``
+    entries; the other arrays hold one entry per ant at least: the ants'
+    working state, in the order of their cells (slots).
     Writes the rows of the ants that starved into ``dead`` and returns
     how many; changing nothing, -1 if two ants share a cell, -2 if one
-    stands outside the grid, -3 if a cell holds too much sugar to rank by.
+    stands outside the grid.
     """
     n = pos.shape[0]
-    cells = width * height
     reach = max(width, height)
-    span = 1  # distances run from 0 to the largest vision (in reach)
     for a in range(n):
-        span = max(span, min(int(vision[a]), reach) + 1)
         x = pos[a, 0]
         y = pos[a, 1]
         if not (0 <= x < width and 0 <= y < height):
             return -2
+    # The ants in the order of their cells (slots), by a radix sort on y
+    # then x, O(n + width + height): neighbours look at the same cells one
+    # after the other, from cache, and their working state is read in
+    # order. Nothing else depends on the order: a cell goes to the least
+    # ticket, and a ticket ties (1 in 2**32) to the ant on the lower cell.
+    tally[: height + 1] = 0
     for a in range(n):
+        tally[np.int64(pos[a, 1]) + 1] += 1
+    for y in range(height):
+        tally[y + 1] += tally[y]
+    for a in range(n):
+        y = np.int64(pos[a, 1])
+        claimed[tally[y]] = a
+        tally[y] += 1
+    tally[: width + 1] = 0
+    for a in range(n):
+        tally[np.int64(pos[a, 0]) + 1] += 1
+    for x in range(width):
+        tally[x + 1] += tally[x]
+    for j in range(n):
+        a = claimed[j]
+        x = np.int64(pos[a, 0])
+        row[tally[x]] = a
+        tally[x] += 1
+    vmax = 0  # the farthest any ant sees
+    for i in range(n):
+        a = row[i]
         c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
-        claimed[a] = field[c]  # its cell's sugar, by row for now
-        field[c] = -1 - a  # held, and by whom
-    # The ants in the order of their cells (slots): neighbours look at the
-    # same cells one after the other, from cache, and their working state
-    # is read in order. Nothing else depends on the order: a cell goes to
-    # the least ticket, and a ticket ties (1 in 2**32) to the lower slot.
-    m = 0
-    smax = np.int64(0)  # the most sugar a cell holds: it bounds the keys
-    for c in range(width * height):
-        s = np.int64(field[c])
-        if s < 0:
-            r = -1 - s
-            row[m] = r
-            hand[m] = handles[r]
-            origin[m] = c
-            sight[m] = min(np.int64(vision[r]), reach)
-            own_sugar[m] = claimed[r]
-            smax = max(smax, claimed[r])
-            last[m] = -1
-            pending[m] = m
-            m += 1
-        else:
-            smax = max(smax, s)
-    fault = 0
-    if m != n:  # two ants on one cell
-        fault = -1
-    elif smax + 1 >= (1 << 62) // (span * cells):  # keys would overflow
-        fault = -3
-    if fault:  # put the field back, refuse
-        for a in range(n - 1, -1, -1):
-            field[np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])] = claimed[a]
-        return fault
+        s = field[c]
+        if s < 0:  # two ants on one cell: put the field back, refuse
+            for j in range(i - 1, -1, -1):
+                field[origin[j]] = own[j]
+            return -1
+        own[i] = s
+        field[c] = -1 - i  # held, and by whom
+        origin[i] = c
+        column[i] = pos[a, 0]
+        sight[i] = min(vision[a], reach)
+        vmax = max(vmax, sight[i])
+        hand[i] = np.uint64(handles[a])
+        after[i] = 0
+        pending[i] = i
+    m = n
     round_ = 0
     while m > 0:
-        k = 0  # cells claimed this round
-        for j in range(m):
-            i = pending[j]
-            ki, cell = _best(
-                origin[i], sight[i], own_sugar[i], last[i],
-                field, height, width, smax, span,
-            )  # fmt: skip
-            key[i] = ki
-            if ki < 0:  # nothing left: stays (mesa-frames' fallback)
-                choice[i] = origin[i]
-                gain[i] = own_sugar[i]
-                continue
-            choice[i] = cell
-            t = (lottery(seed, round_, hand[i]) & _TOP) | np.uint64(i)
-            held = claims[cell]
-            if held == _FREE:
-                claimed[k] = cell
-                k += 1
-            if t < held:
-                claims[cell] = t
-        for j in range(k):  # winners take their cells, vacating their own
-            cell = claimed[j]
-            b = np.int64(claims[cell] & ~_TOP)
-            claims[cell] = _FREE
-            key[b] = -1
-            c = origin[b]
-            if cell == c:
-                gain[b] = own_sugar[b]
-            else:
-                gain[b] = field[cell]
-                field[cell] = -1
-                field[c] = own_sugar[b]
-        left = 0
-        for j in range(m):
-            i = pending[j]
-            if key[i] >= 0:  # lost: on to the next-ranked cell
-                last[i] = key[i]
-                pending[left] = i
-                left += 1
-        m = left
+        m = _propose(
+            pending, m, round_ == 0, key, after, origin, column, sight, own,
+            field, height, width, vmax,
+        )  # fmt: skip
+        k = _claim(
+            pending, m, key, after, origin, hand, own, gain, seed, round_,
+            claims, claimed, height,
+        )  # fmt: skip
+        _settle(claimed, k, claims, field, key, after, own, gain)
         round_ += 1
     for i in range(n):  # cells left empty grow back
         c = origin[i]
-        if choice[i] != c and field[c] >= 0:
+        if after[i] & _LOW and field[c] >= 0:  # it moved, none came
             field[c] = field_max[c]
     gone = 0
     for i in range(n):
         a = row[i]
-        cell = choice[i]
-        pos[a, 0] = cell // height
-        pos[a, 1] = cell % height
+        dx, step = _move(after[i], height)
+        cell = np.int64(origin[i]) + step
+        x = np.int64(column[i]) + dx
+        pos[a, 0] = x
+        pos[a, 1] = cell - x * height
         sugar[a] += gain[i] - metabolism[a]
         if sugar[a] <= 0:
             dead[gone] = a
@@ -392,11 +522,10 @@ class SugarscapeIG:
                 f"agents={agents} do not fit on {width} x {height} = {cells} "
                 "cells of one ant each"
             )
-        span = max(int(width), int(height)) + 1  # distances ranked: 0 .. reach
-        if max_sugar >= 2**31 - 1 or (int(max_sugar) + 1) * span * cells >= 2**62:
+        if max_sugar >= 2**31 - 1:
             raise ValueError(
-                f"max_sugar={max_sugar} on {width} x {height} cells is too large "
-                "to rank the cells by"
+                f"max_sugar={max_sugar} is too large for int32 cells: at most "
+                f"{2**31 - 2}"
             )
         self.num_agents = int(agents)
         self.width = int(width)
@@ -433,8 +562,9 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._wide = np.empty((3, n), np.int64)
-        self._narrow = np.empty((9, n), np.int32)  # rows, slots, cells, sugar
+        self._tally = np.empty(max(self.width, self.height) + 1, np.int64)
+        self._wide = np.empty((3, n), np.uint64)  # handles, keys
+        self._narrow = np.empty((9, n), np.int32)  # rows, cells, sugar
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -482,7 +612,8 @@ class SugarscapeIG:
 
         Nothing happens once every ant has died (mesa-frames' model stops).
 
-        O(n v) for n ants of vision up to v, plus O(l v) a further round
+        O(n v + width + height) for n ants of vision up to v (up to 5,
+        each looks 5 cells along each axis), plus O(l v) a further round
         for the l ants that lost a lottery in the one before.
 
         Raises
@@ -493,8 +624,7 @@ class SugarscapeIG:
             added or removed by hand).
         ValueError
             If two ants share a cell or one stands off the grid (placed by
-            hand), a cell holds too much sugar to rank the cells by, or
-            ``sugar`` or ``max_sugar_grid`` was replaced by an
+            hand), or ``sugar`` or ``max_sugar_grid`` was replaced by an
             array of another shape, dtype or layout; nothing changes.
         """
         pos, sugar, metabolism, vision, handles = self._columns()
@@ -517,7 +647,7 @@ class SugarscapeIG:
                     f"{getattr(cells, 'dtype', '')} {getattr(cells, 'shape', '')}"
                 )
         if self._wide.shape[1] < n:
-            self._wide = np.empty((3, n), np.int64)
+            self._wide = np.empty((3, n), np.uint64)
             self._narrow = np.empty((9, n), np.int32)
         rows = (*self._wide, *self._narrow)
         seed = int(self.rng.integers(0, 2**63 - 1))
@@ -525,15 +655,10 @@ class SugarscapeIG:
             pos, sugar, metabolism, vision, handles,
             self.sugar.reshape(-1), self.max_sugar_grid.reshape(-1),
             self.width, self.height, seed,
-            self._claims, *rows,
+            self._claims, self._tally, *rows,
         )  # fmt: skip
         if gone == -1:
             raise ValueError("two ants share a cell: each cell holds one ant at most")
-        if gone == -3:
-            raise ValueError(
-                f"a cell holds {int(self.sugar.max())} sugar: too much to rank "
-                f"the cells of a {self.width} x {self.height} grid by"
-            )
         if gone == -2:
             out = (pos[:, 0] < 0) | (pos[:, 0] >= self.width)
             out |= (pos[:, 1] < 0) | (pos[:, 1] >= self.height)
