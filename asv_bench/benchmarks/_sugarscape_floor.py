@@ -5,11 +5,10 @@ What a numba user writes by hand for mesa-frames' Sugarscape IG rules
 axes, a lottery settles each contested cell, the losers claim their next
 cell in the next round; then eat, starve, grow back) on plain arrays:
 integer coordinates, the cells' sugar in one flat array that also marks
-the held cells, the ants visited in the order of their columns (a
-counting sort), every ant looking 5 cells along each axis with those
-beyond its vision masked (a loop the compiler unrolls, no branch on
-which cells are held), and dead ants swapped out of the arrays in the
-same kernel. ``model / floor`` in
+the held cells, the ants visited by vision, then column (a radix sort),
+each vision's ants ranking in a loop of that fixed length (which the
+compiler unrolls) with no branch on which cells are held, and dead ants
+swapped out of the arrays in the same kernel. ``model / floor`` in
 the same run is what the World (its columns, its handles, destroying the
 dead through deferred commands) adds.
 
@@ -45,7 +44,7 @@ class SugarscapeFloor:
         self.cell = rng.choice(width * height, size=agents, replace=False)
         self.ids = np.arange(agents, dtype=np.int64)
         self.claims = np.full(width * height, FREE, np.uint64)
-        self.tally = np.empty(width + 1, np.int64)
+        self.tally = np.empty(max(width, 7) + 1, np.int64)
         self.keys = np.empty((3, agents), np.uint64)
         self.work = np.empty((8, agents), np.int32)
         self.n = agents
@@ -72,43 +71,33 @@ def floor_ticket(seed, round_, ident):
 
 
 @numba.njit(cache=True, inline="always")
-def floor_key(s, low, beyond, after):
-    s = np.int64(s)  # held cells (< 0) and cells beyond sight: all ones
-    k = ((RICH - np.uint64(s)) << SHIFT) | low | np.uint64(s >> 63) | beyond
+def floor_key(s, low, after):
+    s = np.int64(s)  # held cells (< 0): all ones
+    k = ((RICH - np.uint64(s)) << SHIFT) | low | np.uint64(s >> 63)
     return k if k >= after else DONE
 
 
 @numba.njit(cache=True, inline="always")
-def floor_look(c0, x, v, lim, own, after, field, width, height):
+def floor_look(c0, x, v, own, after, field, width, height):
     # key: (RICH - sugar) << 33 | 4 d + axis, axes in (x, y) order
     y = c0 - x * height
     best = (RICH - np.uint64(own)) << SHIFT
     if best < after:
         best = DONE
-    for d in range(1, lim + 1):
+    for d in range(1, v + 1):
         low = np.uint64(4 * d)
-        beyond = np.uint64((v - d) >> 63)
         if x >= d:
-            best = min(
-                best, floor_key(field[np.uint64(c0 - d * height)], low, beyond, after)
-            )
+            k = floor_key(field[np.uint64(c0 - d * height)], low, after)
+            best = min(best, k)
         if y >= d:
-            best = min(
-                best,
-                floor_key(field[np.uint64(c0 - d)], low | np.uint64(1), beyond, after),
-            )
+            k = floor_key(field[np.uint64(c0 - d)], low | np.uint64(1), after)
+            best = min(best, k)
         if y + d < height:
-            best = min(
-                best,
-                floor_key(field[np.uint64(c0 + d)], low | np.uint64(2), beyond, after),
-            )
+            k = floor_key(field[np.uint64(c0 + d)], low | np.uint64(2), after)
+            best = min(best, k)
         if x + d < width:
-            best = min(
-                best,
-                floor_key(
-                    field[np.uint64(c0 + d * height)], low | np.uint64(3), beyond, after
-                ),
-            )
+            k = floor_key(field[np.uint64(c0 + d * height)], low | np.uint64(3), after)
+            best = min(best, k)
     return best
 
 
@@ -123,32 +112,87 @@ def floor_move(key, height):
 
 
 @numba.njit(cache=True, inline="always")
-def floor_rank(pending, m, first, key, after, origin, column, sight, own, field,
-               width, height, lim):  # fmt: skip
-    left = 0
-    for j in range(m):
+def floor_rank(pending, j, m, left, end, first, ants, width, height, lim):
+    key, after, origin, column, sight, own, field = ants
+    while j < m:
         i = pending[j]
-        if not first:
+        if i >= end:
+            break
+        j += 1
+        if first:
+            start = np.uint64(0)
+        else:
             if key[i] == DONE:
                 continue
-            after[i] = key[i] + np.uint64(1)
+            start = key[i] + np.uint64(1)
+            after[i] = start
         pending[left] = i
         left += 1
-        v = np.int64(sight[i])
-        far = lim if lim > 0 else v
+        v = lim if lim > 0 else np.int64(sight[i])
         c0, x = np.int64(origin[i]), np.int64(column[i])
-        key[i] = floor_look(c0, x, v, far, own[i], after[i], field, width, height)
-    return left
+        key[i] = floor_look(c0, x, v, own[i], start, field, width, height)
+    return j, left
 
 
 @numba.njit(cache=True)
-def floor_propose(pending, m, first, key, after, origin, column, sight, own, field,
-                  width, height, vmax):  # fmt: skip
-    if vmax <= 5:  # a fixed 5 the compiler unrolls
-        return floor_rank(pending, m, first, key, after, origin, column, sight,
-                          own, field, width, height, 5)  # fmt: skip
-    return floor_rank(pending, m, first, key, after, origin, column, sight, own,
-                      field, width, height, 0)  # fmt: skip
+def floor_propose(
+    pending,
+    m,
+    first,
+    ends,
+    key,
+    after,
+    origin,
+    column,
+    sight,
+    own,
+    field,
+    width,
+    height,
+):
+    ants = (key, after, origin, column, sight, own, field)
+    # slots grouped by vision 0..5, more: a fixed-length loop per group
+    j = 0
+    left = 0
+    for g in range(7):
+        end = ends[g]
+        if first and g == 1:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 1)
+        elif first and g == 2:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 2)
+        elif first and g == 3:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 3)
+        elif first and g == 4:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 4)
+        elif first and g == 5:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 5)
+        elif not first and g == 1:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 1
+            )
+        elif not first and g == 2:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 2
+            )
+        elif not first and g == 3:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 3
+            )
+        elif not first and g == 4:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 4
+            )
+        elif not first and g == 5:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 5
+            )
+        elif first:
+            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 0)
+        else:
+            j, left = floor_rank(
+                pending, j, m, left, end, False, ants, width, height, 0
+            )
+    return left
 
 
 @numba.njit(cache=True)
@@ -193,7 +237,8 @@ def floor_step(
     claims, tally, ident, after, key, slot_row, origin, column, sight, own, gain,
     pending, claimed,
 ):  # fmt: skip
-    # ants by column (a counting sort): neighbours read the same cells
+    # ants by vision group, then column (a radix sort): neighbours read
+    # the same cells, each group looks as far as it sees in a fixed loop
     tally[:] = 0
     for a in range(n):
         x = cell[a] // height
@@ -203,9 +248,20 @@ def floor_step(
         tally[x + 1] += tally[x]
     for a in range(n):
         x = claimed[a]
-        slot_row[tally[x]] = a
+        pending[tally[x]] = a
         tally[x] += 1
-    vmax = 0
+    tally[:7] = 0
+    for a in range(n):
+        tally[min(max(vision[a], 0), 6)] += 1
+    start = 0
+    for g in range(7):
+        start += tally[g]
+        tally[g] = start - tally[g]
+    for j in range(n):
+        a = pending[j]
+        g = min(max(vision[a], 0), 6)
+        slot_row[tally[g]] = a
+        tally[g] += 1
     for i in range(n):
         a = slot_row[i]
         c = cell[a]
@@ -214,15 +270,27 @@ def floor_step(
         origin[i] = c
         column[i] = claimed[a]
         sight[i] = vision[a]
-        vmax = max(vmax, vision[a])
         ident[i] = ids[a]
         after[i] = 0
         pending[i] = i
     round_ = 0
     m = n
     while m > 0:
-        m = floor_propose(pending, m, round_ == 0, key, after, origin, column,
-                          sight, own, field, width, height, vmax)  # fmt: skip
+        m = floor_propose(
+            pending,
+            m,
+            round_ == 0,
+            tally,
+            key,
+            after,
+            origin,
+            column,
+            sight,
+            own,
+            field,
+            width,
+            height,
+        )
         k = floor_claim(pending, m, key, after, origin, ident, own, gain, seed,
                         round_, claims, claimed, height)  # fmt: skip
         floor_settle(claimed, k, claims, field, key, after, own, gain)

@@ -66,6 +66,9 @@ def lottery_py(seed: int, round_: int, handle: int) -> int:
     return z ^ (z >> 31)
 
 
+#: The first round's groups of ants: vision 0, 1, ..., 5, more.
+_GROUPS = 7
+
 #: A rank key: ``(_RICH - sugar) << _SHIFT | (4 * distance + axis)`` with
 #: axis 0..3 for ``x - d``, ``y - d``, ``y + d``, ``x + d`` (the cells'
 #: order by ``x`` then ``y`` among those ``d`` away), so the least key is
@@ -79,13 +82,13 @@ _DONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # no key: placed, or nowhere to go
 
 
 @njit(cache=True, inline="always")
-def _key(s: Any, low: Any, beyond: Any, after: Any) -> Any:
+def _key(s: Any, low: Any, after: Any) -> Any:
     """The key of a seen cell holding ``s`` at ``low`` (distance and
-    axis); ``_DONE`` if the cell is held (``s`` < 0), ``beyond`` (all ones)
-    or the key below ``after``. Arithmetic and selects, no branches: which
-    cells are held is random, a branch on it mispredicts."""
+    axis); ``_DONE`` if the cell is held (``s`` < 0) or the key below
+    ``after``. Arithmetic and selects, no branches: which cells are held
+    is random, a branch on it mispredicts."""
     s = np.int64(s)
-    k = ((_RICH - np.uint64(s)) << _SHIFT) | low | np.uint64(s >> 63) | beyond
+    k = ((_RICH - np.uint64(s)) << _SHIFT) | low | np.uint64(s >> 63)
     return k if k >= after else _DONE
 
 
@@ -94,7 +97,6 @@ def _first(
     c0: Any,
     x: Any,
     v: Any,
-    lim: Any,
     own: Any,
     after: Any,
     field: Any,
@@ -103,30 +105,24 @@ def _first(
 ) -> Any:
     """The least key of the cells an ant on cell ``c0`` (column ``x``) with
     vision ``v`` sees that is at least ``after`` and free (``field`` >= 0;
-    its own cell, holding ``own``, is free to it); ``_DONE`` if none. It
-    looks ``lim`` (at least ``v``) cells along each axis, masking those
-    beyond ``v``: with one ``lim`` for every ant, the loop's end is
-    predicted."""
+    its own cell, holding ``own``, is free to it); ``_DONE`` if none."""
     y = c0 - x * height
     best = (_RICH - np.uint64(own)) << _SHIFT
     if best < after:
         best = _DONE
-    for d in range(1, lim + 1):
+    for d in range(1, v + 1):
         low = np.uint64(4 * d)
-        beyond = np.uint64((v - d) >> 63)  # all ones past its vision
         if x >= d:
-            k = _key(field[np.uint64(c0 - d * height)], low, beyond, after)
+            k = _key(field[np.uint64(c0 - d * height)], low, after)
             best = min(best, k)
         if y >= d:
-            k = _key(field[np.uint64(c0 - d)], low | np.uint64(1), beyond, after)
+            k = _key(field[np.uint64(c0 - d)], low | np.uint64(1), after)
             best = min(best, k)
         if y + d < height:
-            k = _key(field[np.uint64(c0 + d)], low | np.uint64(2), beyond, after)
+            k = _key(field[np.uint64(c0 + d)], low | np.uint64(2), after)
             best = min(best, k)
         if x + d < width:
-            k = _key(
-                field[np.uint64(c0 + d * height)], low | np.uint64(3), beyond, after
-            )
+            k = _key(field[np.uint64(c0 + d * height)], low | np.uint64(3), after)
             best = min(best, k)
     return best
 
@@ -148,36 +144,42 @@ def _move(key: Any, height: Any) -> Any:
 @njit(cache=True, inline="always")
 def _rank(
     pending: Any,
+    j: Any,
     m: Any,
+    left: Any,
+    end: Any,
     first: Any,
-    key: Any,
-    after: Any,
-    origin: Any,
-    column: Any,
-    sight: Any,
-    own: Any,
-    field: Any,
+    ants: Any,
     height: Any,
     width: Any,
     lim: Any,
 ) -> Any:
-    """:func:`_propose`'s loop: each ant looks ``lim`` cells along each
-    axis, or as far as it sees if ``lim`` is 0."""
-    left = 0
-    for j in range(m):
+    """:func:`_propose`'s loop over ``pending[j:m]`` while the slots are
+    below ``end``, keeping the ants still unplaced in ``pending[left:]``:
+    each looks ``lim`` cells along each axis (its vision), or as far as it
+    sees if ``lim`` is 0. ``ants`` holds the working arrays ``key``,
+    ``after``, ``origin``, ``column``, ``sight``, ``own`` and ``field``.
+    Returns the new ``j`` and ``left``."""
+    key, after, origin, column, sight, own, field = ants
+    while j < m:
         i = pending[j]
-        if not first:
+        if i >= end:
+            break
+        j += 1
+        if first:
+            start = np.uint64(0)  # a constant: the compiler drops the test
+        else:
             if key[i] == _DONE:  # placed last round
                 continue
-            after[i] = key[i] + np.uint64(1)  # lost: on to the next
+            start = key[i] + np.uint64(1)  # lost: on to the next
+            after[i] = start
         pending[left] = i
         left += 1
-        v = np.int64(sight[i])
-        far = lim if lim > 0 else v
+        v = lim if lim > 0 else np.int64(sight[i])
         c0 = np.int64(origin[i])
         x = np.int64(column[i])
-        key[i] = _first(c0, x, v, far, own[i], after[i], field, height, width)
-    return left
+        key[i] = _first(c0, x, v, own[i], start, field, height, width)
+    return j, left
 
 
 @njit(cache=True)
@@ -185,6 +187,7 @@ def _propose(
     pending: Any,
     m: Any,
     first: Any,
+    ends: Any,
     key: Any,
     after: Any,
     origin: Any,
@@ -194,24 +197,47 @@ def _propose(
     field: Any,
     height: Any,
     width: Any,
-    vmax: Any,
 ) -> Any:
-    """Rank for the ``m`` ants in ``pending``, dropping those placed (key
-    ``_DONE``) unless this is the ``first`` round and moving the others'
-    ``after`` past the key they lost; returns how many are left.
+    """Rank for the ``m`` ants in ``pending`` (in slot order), dropping
+    those placed (key ``_DONE``) unless this is the ``first`` round and
+    moving the others' ``after`` past the key they lost; returns how many
+    are left.
 
-    Up to mesa-frames' largest vision (5) every ant looks 5 cells along
-    each axis (a loop the compiler unrolls, the cells beyond its vision
-    masked), past it as far as it sees."""
-    if vmax <= 5:
-        return _rank(
-            pending, m, first, key, after, origin, column, sight, own, field,
-            height, width, 5,
-        )  # fmt: skip
-    return _rank(
-        pending, m, first, key, after, origin, column, sight, own, field,
-        height, width, 0,
-    )  # fmt: skip
+    The ants of vision ``g`` (0 to 5) hold the slots from ``ends[g - 1]``
+    (0 for ``g`` 0) to ``ends[g]``, those of more vision up to
+    ``ends[6]``; each group looks as far as it sees in a loop of that
+    fixed length, which the compiler unrolls (a loop of a length that
+    changes from ant to ant mispredicts its end)."""
+    ants = (key, after, origin, column, sight, own, field)
+    j = 0
+    left = 0
+    for g in range(_GROUPS):
+        end = ends[g]
+        if first and g == 1:
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 1)
+        elif first and g == 2:
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 2)
+        elif first and g == 3:
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 3)
+        elif first and g == 4:
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 4)
+        elif first and g == 5:
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 5)
+        elif not first and g == 1:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 1)
+        elif not first and g == 2:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 2)
+        elif not first and g == 3:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 3)
+        elif not first and g == 4:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 4)
+        elif not first and g == 5:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 5)
+        elif first:  # no vision, or more than 5: as far as each sees
+            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 0)
+        else:
+            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 0)
+    return left
 
 
 @njit(cache=True)
@@ -319,12 +345,13 @@ def sugarscape_step(
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
     + y``; while the ants move, a cell held by an ant holds a negative
-    number in ``field``. ``tally`` holds ``max(width, height) + 1``
+    number in ``field``. ``tally`` holds ``max(width, 7) + 1``
     entries; the other arrays hold one entry per ant at least: the ants'
     working state, in the order of their cells (slots).
-    Writes the rows of the ants that starved into ``dead`` and returns
-    how many; changing nothing, -1 if two ants share a cell, -2 if one
-    stands outside the grid.
+    Writes the rows of the ants that starved into ``dead`` and their
+    cells at the start into ``pending``, and returns how many; changing
+    nothing, -1 if two ants share a cell, -2 if one stands outside the
+    grid.
     """
     n = pos.shape[0]
     reach = max(width, height)
@@ -333,31 +360,34 @@ def sugarscape_step(
         y = pos[a, 1]
         if not (0 <= x < width and 0 <= y < height):
             return -2
-    # The ants in the order of their cells (slots), by a radix sort on y
-    # then x, O(n + width + height): neighbours look at the same cells one
-    # after the other, from cache, and their working state is read in
-    # order. Nothing else depends on the order: a cell goes to the least
-    # ticket, and a ticket ties (1 in 2**32) to the ant on the lower cell.
-    tally[: height + 1] = 0
-    for a in range(n):
-        tally[np.int64(pos[a, 1]) + 1] += 1
-    for y in range(height):
-        tally[y + 1] += tally[y]
-    for a in range(n):
-        y = np.int64(pos[a, 1])
-        claimed[tally[y]] = a
-        tally[y] += 1
+    # The ants in the order of their vision (up to 5, then the rest), then
+    # of their columns (slots), by a radix sort, O(n + width): neighbours
+    # look at the same cells one after the other, from cache, their
+    # working state is read in order, and the first round looks as far as
+    # each group sees in a loop of a fixed length. Nothing else depends on
+    # the order: a cell goes to the least ticket, and a ticket ties (1 in
+    # 2**32) to the ant on the lower cell.
     tally[: width + 1] = 0
     for a in range(n):
         tally[np.int64(pos[a, 0]) + 1] += 1
     for x in range(width):
         tally[x + 1] += tally[x]
+    for a in range(n):
+        x = np.int64(pos[a, 0])
+        claimed[tally[x]] = a
+        tally[x] += 1
+    tally[:_GROUPS] = 0
+    for a in range(n):
+        tally[min(max(vision[a], 0), _GROUPS - 1)] += 1
+    start = 0
+    for g in range(_GROUPS):
+        start += tally[g]
+        tally[g] = start - tally[g]
     for j in range(n):
         a = claimed[j]
-        x = np.int64(pos[a, 0])
-        row[tally[x]] = a
-        tally[x] += 1
-    vmax = 0  # the farthest any ant sees
+        g = min(max(vision[a], 0), _GROUPS - 1)
+        row[tally[g]] = a
+        tally[g] += 1  # now the end of group g
     for i in range(n):
         a = row[i]
         c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
@@ -371,7 +401,6 @@ def sugarscape_step(
         origin[i] = c
         column[i] = pos[a, 0]
         sight[i] = min(vision[a], reach)
-        vmax = max(vmax, sight[i])
         hand[i] = np.uint64(handles[a])
         after[i] = 0
         pending[i] = i
@@ -379,8 +408,8 @@ def sugarscape_step(
     round_ = 0
     while m > 0:
         m = _propose(
-            pending, m, round_ == 0, key, after, origin, column, sight, own,
-            field, height, width, vmax,
+            pending, m, round_ == 0, tally, key, after, origin, column, sight,
+            own, field, height, width,
         )  # fmt: skip
         k = _claim(
             pending, m, key, after, origin, hand, own, gain, seed, round_,
@@ -403,6 +432,7 @@ def sugarscape_step(
         sugar[a] += gain[i] - metabolism[a]
         if sugar[a] <= 0:
             dead[gone] = a
+            pending[gone] = origin[i]
             gone += 1
             field[cell] = field_max[cell]
         else:
@@ -562,7 +592,7 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._tally = np.empty(max(self.width, self.height) + 1, np.int64)
+        self._tally = np.empty(max(self.width, _GROUPS) + 1, np.int64)
         self._wide = np.empty((3, n), np.uint64)  # handles, keys
         self._narrow = np.empty((9, n), np.int32)  # rows, cells, sugar
         self.recorder: Recorder | None = None
@@ -668,8 +698,12 @@ class SugarscapeIG:
                 f"{self.width} x {self.height} grid, at {pos[a].tolist()}"
             )
         if gone:
+            # In the order of their cells at the start of the step, whatever
+            # order the kernel took them in: the World's rows after the
+            # destroy follow from it.
+            dead = rows[-1][:gone][np.argsort(rows[-3][:gone])]
             with self.world.deferred() as cmd:
-                cmd.destroy(handles[rows[-1][:gone]])
+                cmd.destroy(handles[dead])
         self.steps += 1
         if self.recorder is not None:
             self.recorder.collect(step=self.steps)
