@@ -5,10 +5,11 @@ What a numba user writes by hand for mesa-frames' Sugarscape IG rules
 axes, a lottery settles each contested cell, the losers claim their next
 cell in the next round; then eat, starve, grow back) on plain arrays:
 integer coordinates, the cells' sugar in one flat array that also marks
-the held cells, the ants visited by vision, then column (a radix sort),
-each vision's ants ranking in a loop of that fixed length (which the
-compiler unrolls) with no branch on which cells are held, and dead ants
-swapped out of the arrays in the same kernel. ``model / floor`` in
+the held cells, the ants visited by band of columns, vision, then
+column (a radix sort), each vision's ants ranking in a loop of that
+fixed length (which the compiler unrolls) with no branch on which cells
+are held, the placed dropped from the next round with no branch, and
+dead ants swapped out of the arrays in the same kernel. ``model / floor`` in
 the same run is what the World (its columns, its handles, destroying the
 dead through deferred commands) adds.
 
@@ -44,7 +45,7 @@ class SugarscapeFloor:
         self.cell = rng.choice(width * height, size=agents, replace=False)
         self.ids = np.arange(agents, dtype=np.int64)
         self.claims = np.full(width * height, FREE, np.uint64)
-        self.tally = np.empty(max(width, 7) + 1, np.int64)
+        self.tally = np.empty(7 * width + 1, np.int64)
         self.keys = np.empty((3, agents), np.uint64)
         self.work = np.empty((8, agents), np.int32)
         self.n = agents
@@ -112,7 +113,7 @@ def floor_move(key, height):
 
 
 @numba.njit(cache=True, inline="always")
-def floor_rank(pending, j, m, left, end, first, ants, width, height, lim):
+def floor_rank(pending, j, m, end, first, ants, width, height, lim):
     key, after, origin, column, sight, own, field = ants
     while j < m:
         i = pending[j]
@@ -122,16 +123,12 @@ def floor_rank(pending, j, m, left, end, first, ants, width, height, lim):
         if first:
             start = np.uint64(0)
         else:
-            if key[i] == DONE:
-                continue
             start = key[i] + np.uint64(1)
             after[i] = start
-        pending[left] = i
-        left += 1
         v = lim if lim > 0 else np.int64(sight[i])
         c0, x = np.int64(origin[i]), np.int64(column[i])
         key[i] = floor_look(c0, x, v, own[i], start, field, width, height)
-    return j, left
+    return j
 
 
 @numba.njit(cache=True)
@@ -140,6 +137,7 @@ def floor_propose(
     m,
     first,
     ends,
+    groups,
     key,
     after,
     origin,
@@ -150,49 +148,45 @@ def floor_propose(
     width,
     height,
 ):
+    if not first:  # drop the placed (no branch)
+        left = 0
+        for j in range(m):
+            i = pending[j]
+            pending[left] = i
+            left += key[i] != DONE
+        m = left
     ants = (key, after, origin, column, sight, own, field)
-    # slots grouped by vision 0..5, more: a fixed-length loop per group
+    # slots grouped by band of columns, then vision 0..5, more: a loop of
+    # a fixed length per group
     j = 0
-    left = 0
-    for g in range(7):
-        end = ends[g]
+    for group in range(groups):
+        end = ends[group]
+        g = group % 7
         if first and g == 1:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 1)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 1)
         elif first and g == 2:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 2)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 2)
         elif first and g == 3:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 3)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 3)
         elif first and g == 4:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 4)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 4)
         elif first and g == 5:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 5)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 5)
         elif not first and g == 1:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 1
-            )
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 1)
         elif not first and g == 2:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 2
-            )
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 2)
         elif not first and g == 3:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 3
-            )
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 3)
         elif not first and g == 4:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 4
-            )
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 4)
         elif not first and g == 5:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 5
-            )
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 5)
         elif first:
-            j, left = floor_rank(pending, j, m, left, end, True, ants, width, height, 0)
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 0)
         else:
-            j, left = floor_rank(
-                pending, j, m, left, end, False, ants, width, height, 0
-            )
-    return left
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 0)
+    return m
 
 
 @numba.njit(cache=True)
@@ -237,9 +231,13 @@ def floor_step(
     claims, tally, ident, after, key, slot_row, origin, column, sight, own, gain,
     pending, claimed,
 ):  # fmt: skip
-    # ants by vision group, then column (a radix sort): neighbours read
-    # the same cells, each group looks as far as it sees in a fixed loop
-    tally[:] = 0
+    # ants by band of columns (about 65k cells: their sugar and claims fit
+    # in cache), then vision group, then column (a radix sort): neighbours
+    # read the same cells, each group looks as far as it sees in a loop
+    # of a fixed length
+    band = max(1, (1 << 16) // height)
+    groups = (width + band - 1) // band * 7
+    tally[: width + 1] = 0
     for a in range(n):
         x = cell[a] // height
         claimed[a] = x
@@ -250,16 +248,18 @@ def floor_step(
         x = claimed[a]
         pending[tally[x]] = a
         tally[x] += 1
-    tally[:7] = 0
+    tally[:groups] = 0
     for a in range(n):
-        tally[min(max(vision[a], 0), 6)] += 1
+        g = claimed[a] // band * 7 + min(max(vision[a], 0), 6)
+        gain[a] = g
+        tally[g] += 1
     start = 0
-    for g in range(7):
+    for g in range(groups):
         start += tally[g]
         tally[g] = start - tally[g]
     for j in range(n):
         a = pending[j]
-        g = min(max(vision[a], 0), 6)
+        g = gain[a]
         slot_row[tally[g]] = a
         tally[g] += 1
     for i in range(n):
@@ -281,6 +281,7 @@ def floor_step(
             m,
             round_ == 0,
             tally,
+            groups,
             key,
             after,
             origin,

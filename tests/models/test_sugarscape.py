@@ -194,6 +194,15 @@ def test_visions_beyond_five_reaching_the_edges_match_too(
     run_both(m, 20)
 
 
+def test_a_grid_in_several_bands_of_columns_matches_too():
+    """The kernel visits the ants by bands of about 2**16 cells: a tall
+    grid makes narrow bands (32 columns of 2000 cells), with ants seeing
+    across their edges."""
+    m = SugarscapeIG(2400, 70, 2000, seed=8)
+    assert max(1, (1 << 16) // m.height) < m.width // 2
+    run_both(m, 4)
+
+
 def test_a_crowded_grid_of_many_rounds_matches_too():
     """Nine ants in ten cells: most lose lotteries, round after round."""
     for seed in range(6):

@@ -66,8 +66,11 @@ def lottery_py(seed: int, round_: int, handle: int) -> int:
     return z ^ (z >> 31)
 
 
-#: The first round's groups of ants: vision 0, 1, ..., 5, more.
+#: The groups of ants in a band of columns: vision 0, 1, ..., 5, more.
 _GROUPS = 7
+#: About how many cells a band of columns holds: their sugar and claims
+#: (12 bytes a cell) and those of the columns either side fit in cache.
+_BAND = 1 << 16
 
 #: A rank key: ``(_RICH - sugar) << _SHIFT | (4 * distance + axis)`` with
 #: axis 0..3 for ``x - d``, ``y - d``, ``y + d``, ``x + d`` (the cells'
@@ -146,7 +149,6 @@ def _rank(
     pending: Any,
     j: Any,
     m: Any,
-    left: Any,
     end: Any,
     first: Any,
     ants: Any,
@@ -155,11 +157,10 @@ def _rank(
     lim: Any,
 ) -> Any:
     """:func:`_propose`'s loop over ``pending[j:m]`` while the slots are
-    below ``end``, keeping the ants still unplaced in ``pending[left:]``:
-    each looks ``lim`` cells along each axis (its vision), or as far as it
-    sees if ``lim`` is 0. ``ants`` holds the working arrays ``key``,
-    ``after``, ``origin``, ``column``, ``sight``, ``own`` and ``field``.
-    Returns the new ``j`` and ``left``."""
+    below ``end``: each ant looks ``lim`` cells along each axis (its
+    vision), or as far as it sees if ``lim`` is 0. ``ants`` holds the
+    working arrays ``key``, ``after``, ``origin``, ``column``, ``sight``,
+    ``own`` and ``field``. Returns the new ``j``."""
     key, after, origin, column, sight, own, field = ants
     while j < m:
         i = pending[j]
@@ -169,17 +170,13 @@ def _rank(
         if first:
             start = np.uint64(0)  # a constant: the compiler drops the test
         else:
-            if key[i] == _DONE:  # placed last round
-                continue
             start = key[i] + np.uint64(1)  # lost: on to the next
             after[i] = start
-        pending[left] = i
-        left += 1
         v = lim if lim > 0 else np.int64(sight[i])
         c0 = np.int64(origin[i])
         x = np.int64(column[i])
         key[i] = _first(c0, x, v, own[i], start, field, height, width)
-    return j, left
+    return j
 
 
 @njit(cache=True)
@@ -188,6 +185,7 @@ def _propose(
     m: Any,
     first: Any,
     ends: Any,
+    groups: Any,
     key: Any,
     after: Any,
     origin: Any,
@@ -203,41 +201,48 @@ def _propose(
     moving the others' ``after`` past the key they lost; returns how many
     are left.
 
-    The ants of vision ``g`` (0 to 5) hold the slots from ``ends[g - 1]``
-    (0 for ``g`` 0) to ``ends[g]``, those of more vision up to
-    ``ends[6]``; each group looks as far as it sees in a loop of that
-    fixed length, which the compiler unrolls (a loop of a length that
-    changes from ant to ant mispredicts its end)."""
+    The slots come in ``groups`` groups, group ``g`` from ``ends[g - 1]``
+    (0 for ``g`` 0) to ``ends[g]``, of the ants of vision ``g % 7`` (0 to
+    5, and 6 for more): each group looks as far as it sees in a loop of
+    that fixed length, which the compiler unrolls (a loop of a length
+    that changes from ant to ant mispredicts its end)."""
+    if not first:  # drop the placed, with no branch on which they are
+        left = 0
+        for j in range(m):
+            i = pending[j]
+            pending[left] = i
+            left += key[i] != _DONE
+        m = left
     ants = (key, after, origin, column, sight, own, field)
     j = 0
-    left = 0
-    for g in range(_GROUPS):
-        end = ends[g]
+    for group in range(groups):
+        end = ends[group]
+        g = group % _GROUPS
         if first and g == 1:
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 1)
+            j = _rank(pending, j, m, end, True, ants, height, width, 1)
         elif first and g == 2:
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 2)
+            j = _rank(pending, j, m, end, True, ants, height, width, 2)
         elif first and g == 3:
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 3)
+            j = _rank(pending, j, m, end, True, ants, height, width, 3)
         elif first and g == 4:
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 4)
+            j = _rank(pending, j, m, end, True, ants, height, width, 4)
         elif first and g == 5:
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 5)
+            j = _rank(pending, j, m, end, True, ants, height, width, 5)
         elif not first and g == 1:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 1)
+            j = _rank(pending, j, m, end, False, ants, height, width, 1)
         elif not first and g == 2:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 2)
+            j = _rank(pending, j, m, end, False, ants, height, width, 2)
         elif not first and g == 3:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 3)
+            j = _rank(pending, j, m, end, False, ants, height, width, 3)
         elif not first and g == 4:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 4)
+            j = _rank(pending, j, m, end, False, ants, height, width, 4)
         elif not first and g == 5:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 5)
+            j = _rank(pending, j, m, end, False, ants, height, width, 5)
         elif first:  # no vision, or more than 5: as far as each sees
-            j, left = _rank(pending, j, m, left, end, True, ants, height, width, 0)
+            j = _rank(pending, j, m, end, True, ants, height, width, 0)
         else:
-            j, left = _rank(pending, j, m, left, end, False, ants, height, width, 0)
-    return left
+            j = _rank(pending, j, m, end, False, ants, height, width, 0)
+    return m
 
 
 @njit(cache=True)
@@ -345,7 +350,7 @@ def sugarscape_step(
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
     + y``; while the ants move, a cell held by an ant holds a negative
-    number in ``field``. ``tally`` holds ``max(width, 7) + 1``
+    number in ``field``. ``tally`` holds ``max(height, 7 * width) + 1``
     entries; the other arrays hold one entry per ant at least: the ants'
     working state, in the order of their cells (slots).
     Writes the rows of the ants that starved into ``dead`` and their
@@ -360,13 +365,16 @@ def sugarscape_step(
         y = pos[a, 1]
         if not (0 <= x < width and 0 <= y < height):
             return -2
-    # The ants in the order of their vision (up to 5, then the rest), then
-    # of their columns (slots), by a radix sort, O(n + width): neighbours
-    # look at the same cells one after the other, from cache, their
-    # working state is read in order, and the first round looks as far as
-    # each group sees in a loop of a fixed length. Nothing else depends on
-    # the order: a cell goes to the least ticket, and a ticket ties (1 in
-    # 2**32) to the ant on the lower cell.
+    # The ants in bands of columns (about _BAND cells each), within a band
+    # by vision (0, 1, ..., 5, more), then by cell (slots), by a radix
+    # sort, O(n + width + height): neighbours look at the same cells one
+    # after the other, from cache (a band and its edges fit in it), their
+    # working state is read in order, and each group ranks in a loop of a
+    # fixed length. Nothing else depends on the order: a cell goes to the
+    # least ticket, and a ticket ties (1 in 2**32) to the ant on the lower
+    # cell.
+    band = max(1, _BAND // height)
+    groups = (width + band - 1) // band * _GROUPS
     tally[: width + 1] = 0
     for a in range(n):
         tally[np.int64(pos[a, 0]) + 1] += 1
@@ -376,16 +384,18 @@ def sugarscape_step(
         x = np.int64(pos[a, 0])
         claimed[tally[x]] = a
         tally[x] += 1
-    tally[:_GROUPS] = 0
+    tally[:groups] = 0
     for a in range(n):
-        tally[min(max(vision[a], 0), _GROUPS - 1)] += 1
+        g = np.int64(pos[a, 0]) // band * _GROUPS + min(max(vision[a], 0), _GROUPS - 1)
+        pending[a] = g
+        tally[g] += 1
     start = 0
-    for g in range(_GROUPS):
+    for g in range(groups):
         start += tally[g]
         tally[g] = start - tally[g]
     for j in range(n):
         a = claimed[j]
-        g = min(max(vision[a], 0), _GROUPS - 1)
+        g = pending[a]
         row[tally[g]] = a
         tally[g] += 1  # now the end of group g
     for i in range(n):
@@ -408,8 +418,8 @@ def sugarscape_step(
     round_ = 0
     while m > 0:
         m = _propose(
-            pending, m, round_ == 0, tally, key, after, origin, column, sight,
-            own, field, height, width,
+            pending, m, round_ == 0, tally, groups, key, after, origin, column,
+            sight, own, field, height, width,
         )  # fmt: skip
         k = _claim(
             pending, m, key, after, origin, hand, own, gain, seed, round_,
@@ -592,7 +602,7 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._tally = np.empty(max(self.width, _GROUPS) + 1, np.int64)
+        self._tally = np.empty(max(self.height, self.width * _GROUPS) + 1, np.int64)
         self._wide = np.empty((3, n), np.uint64)  # handles, keys
         self._narrow = np.empty((9, n), np.int32)  # rows, cells, sugar
         self.recorder: Recorder | None = None
