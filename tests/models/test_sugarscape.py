@@ -186,11 +186,13 @@ def test_a_rectangular_grid_matches_too():
 def test_visions_beyond_five_reaching_the_edges_match_too(
     agents, width, height, top, seed
 ):
-    """Past a vision of 5 each ant looks as far as it sees (not the
-    common 5 cells); thin strips leave one axis empty."""
+    """Each vision ranks in its own group, past 5 and below 1 too (a
+    vision of 0 or less sees the ant's own cell only); thin strips leave
+    one axis empty."""
     m = SugarscapeIG(agents, width, height, seed=seed)
     v = m.world["vision"]["vision"]
-    v[:] = np.random.default_rng(seed).integers(0, top + 1, v.shape[0])
+    v[:] = np.random.default_rng(seed).integers(-2, top + 1, v.shape[0])
+    v[:2] = (-(2**40), 1000)  # far past the grid: the reference loops to it
     run_both(m, 20)
 
 

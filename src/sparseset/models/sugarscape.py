@@ -350,9 +350,9 @@ def sugarscape_step(
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
     + y``; while the ants move, a cell held by an ant holds a negative
-    number in ``field``. ``tally`` holds ``max(height, 7 * width) + 1``
-    entries; the other arrays hold one entry per ant at least: the ants'
-    working state, in the order of their cells (slots).
+    number in ``field``. ``tally`` holds ``7 * width + 1`` entries; the
+    other arrays hold one entry per ant at least: the ants' working state,
+    in the order the step visits them (slots).
     Writes the rows of the ants that starved into ``dead`` and their
     cells at the start into ``pending``, and returns how many; changing
     nothing, -1 if two ants share a cell, -2 if one stands outside the
@@ -366,13 +366,13 @@ def sugarscape_step(
         if not (0 <= x < width and 0 <= y < height):
             return -2
     # The ants in bands of columns (about _BAND cells each), within a band
-    # by vision (0, 1, ..., 5, more), then by cell (slots), by a radix
-    # sort, O(n + width + height): neighbours look at the same cells one
-    # after the other, from cache (a band and its edges fit in it), their
-    # working state is read in order, and each group ranks in a loop of a
-    # fixed length. Nothing else depends on the order: a cell goes to the
-    # least ticket, and a ticket ties (1 in 2**32) to the ant on the lower
-    # cell.
+    # by vision (0, 1, ..., 5, more), then by column (slots), by a radix
+    # sort, O(n + width): neighbours look at the same cells one after the
+    # other, from cache (a band and its edges fit in it), their working
+    # state is read in order, and each group ranks in a loop of a fixed
+    # length. Nothing else depends on the order: a cell goes to the least
+    # ticket, a ticket ties (1 in 2**32) to the ant on the lower cell, and
+    # the dead are destroyed in the order of their cells.
     band = max(1, _BAND // height)
     groups = (width + band - 1) // band * _GROUPS
     tally[: width + 1] = 0
@@ -410,7 +410,7 @@ def sugarscape_step(
         field[c] = -1 - i  # held, and by whom
         origin[i] = c
         column[i] = pos[a, 0]
-        sight[i] = min(vision[a], reach)
+        sight[i] = max(min(vision[a], reach), 0)
         hand[i] = np.uint64(handles[a])
         after[i] = 0
         pending[i] = i
@@ -602,7 +602,7 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._tally = np.empty(max(self.height, self.width * _GROUPS) + 1, np.int64)
+        self._tally = np.empty(_GROUPS * self.width + 1, np.int64)
         self._wide = np.empty((3, n), np.uint64)  # handles, keys
         self._narrow = np.empty((9, n), np.int32)  # rows, cells, sugar
         self.recorder: Recorder | None = None
@@ -652,9 +652,9 @@ class SugarscapeIG:
 
         Nothing happens once every ant has died (mesa-frames' model stops).
 
-        O(n v + width + height) for n ants of vision up to v (up to 5,
-        each looks 5 cells along each axis), plus O(l v) a further round
-        for the l ants that lost a lottery in the one before.
+        O(n v + width) for n ants of vision up to v, plus O(l v) a
+        further round for the l ants that lost a lottery in the one
+        before.
 
         Raises
         ------
