@@ -249,18 +249,23 @@ def floor_step(
         pending[tally[x]] = a
         tally[x] += 1
     tally[:groups] = 0
-    for a in range(n):
-        g = claimed[a] // band * 7 + min(max(vision[a], 0), 6)
-        gain[a] = g
+    base = 0  # the band's first group, walking the ants by column
+    past = band
+    for j in range(n):
+        a = pending[j]
+        while claimed[a] >= past:
+            base += 7
+            past += band
+        g = base + min(max(vision[a], 0), 6)
+        gain[j] = g
         tally[g] += 1
     start = 0
     for g in range(groups):
         start += tally[g]
         tally[g] = start - tally[g]
     for j in range(n):
-        a = pending[j]
-        g = gain[a]
-        slot_row[tally[g]] = a
+        g = gain[j]
+        slot_row[tally[g]] = pending[j]
         tally[g] += 1
     for i in range(n):
         a = slot_row[i]

@@ -377,26 +377,34 @@ def sugarscape_step(
     groups = (width + band - 1) // band * _GROUPS
     tally[: width + 1] = 0
     for a in range(n):
-        tally[np.int64(pos[a, 0]) + 1] += 1
+        x = np.int64(pos[a, 0])
+        pending[a] = x
+        tally[x + 1] += 1
     for x in range(width):
         tally[x + 1] += tally[x]
     for a in range(n):
-        x = np.int64(pos[a, 0])
+        x = pending[a]
         claimed[tally[x]] = a
         tally[x] += 1
     tally[:groups] = 0
-    for a in range(n):
-        g = np.int64(pos[a, 0]) // band * _GROUPS + min(max(vision[a], 0), _GROUPS - 1)
-        pending[a] = g
+    base = 0  # the first group of the band of the columns ``x`` is in
+    past = band  # the column past that band
+    for j in range(n):  # by column: the bands go up one at a time
+        a = claimed[j]
+        x = pending[a]
+        while x >= past:
+            base += _GROUPS
+            past += band
+        g = base + min(max(vision[a], 0), _GROUPS - 1)
+        gain[j] = g
         tally[g] += 1
     start = 0
     for g in range(groups):
         start += tally[g]
         tally[g] = start - tally[g]
     for j in range(n):
-        a = claimed[j]
-        g = pending[a]
-        row[tally[g]] = a
+        g = gain[j]
+        row[tally[g]] = claimed[j]
         tally[g] += 1  # now the end of group g
     for i in range(n):
         a = row[i]
