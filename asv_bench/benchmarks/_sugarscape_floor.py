@@ -5,8 +5,11 @@ What a numba user writes by hand for mesa-frames' Sugarscape IG rules
 axes, a lottery settles each contested cell, the losers claim their next
 cell in the next round; then eat, starve, grow back) on plain arrays:
 integer coordinates, the cells' sugar in one flat array that also marks
-the held cells, the ants visited in the order of their cells, and dead
-ants swapped out of the arrays in the same kernel. ``model / floor`` in
+the held cells, the ants visited by band of columns, vision, then
+column (a radix sort), each vision's ants ranking in a loop of that
+fixed length (which the compiler unrolls) with no branch on which cells
+are held, the placed dropped from the next round with no branch, and
+dead ants swapped out of the arrays in the same kernel. ``model / floor`` in
 the same run is what the World (its columns, its handles, destroying the
 dead through deferred commands) adds.
 
@@ -18,7 +21,11 @@ import numpy as np
 
 FREE = np.uint64(0xFFFFFFFFFFFFFFFF)
 TOP = np.uint64(0xFFFFFFFF00000000)
-NONE = np.int64(0x7FFFFFFFFFFFFFFF)
+BOTTOM = np.uint64(0x00000000FFFFFFFF)
+RICH = np.uint64(0x7FFFFFFF)
+SHIFT = np.uint64(33)
+LOW = np.uint64((1 << 33) - 1)
+DONE = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 class SugarscapeFloor:
@@ -27,7 +34,7 @@ class SugarscapeFloor:
     def __init__(self, agents, width, height, seed, max_sugar=4):
         rng = np.random.default_rng(seed)
         self.rng = rng
-        self.width, self.height, self.smax = width, height, max_sugar
+        self.width, self.height = width, height
         self.fmax = rng.integers(
             0, max_sugar + 1, size=(width, height), dtype=np.int32
         ).reshape(-1)
@@ -38,15 +45,17 @@ class SugarscapeFloor:
         self.cell = rng.choice(width * height, size=agents, replace=False)
         self.ids = np.arange(agents, dtype=np.int64)
         self.claims = np.full(width * height, FREE, np.uint64)
-        self.work = np.empty((11, agents), np.int64)
+        self.tally = np.empty(7 * width + 1, np.int64)
+        self.keys = np.empty((3, agents), np.uint64)
+        self.work = np.empty((8, agents), np.int32)
         self.n = agents
 
     def step(self):
         seed = int(self.rng.integers(0, 2**63 - 1))
         self.n = floor_step(
             self.n, self.cell, self.sugar, self.metabolism, self.vision, self.ids,
-            self.field, self.fmax, self.width, self.height, self.smax, seed,
-            self.claims, *self.work,
+            self.field, self.fmax, self.width, self.height, seed,
+            self.claims, self.tally, *self.keys, *self.work,
         )  # fmt: skip
 
 
@@ -62,122 +71,242 @@ def floor_ticket(seed, round_, ident):
     return z ^ (z >> np.uint64(31))
 
 
-@numba.njit(cache=True)
-def floor_look(c0, v, own, last, field, width, height, smax, unit):
-    cells = width * height
-    x = c0 // height
+@numba.njit(cache=True, inline="always")
+def floor_key(s, low, after):
+    s = np.int64(s)  # held cells (< 0): all ones
+    k = ((RICH - np.uint64(s)) << SHIFT) | low | np.uint64(s >> 63)
+    return k if k >= after else DONE
+
+
+@numba.njit(cache=True, inline="always")
+def floor_look(c0, x, v, own, after, field, width, height):
+    # key: (RICH - sugar) << 33 | 4 d + axis, axes in (x, y) order
     y = c0 - x * height
-    best = (smax - own) * unit + c0
-    if best <= last:
-        best = NONE
+    best = (RICH - np.uint64(own)) << SHIFT
+    if best < after:
+        best = DONE
     for d in range(1, v + 1):
-        if best < unit:
-            break
-        far = d * cells
-        if x + d < width:
-            c = c0 + d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+        low = np.uint64(4 * d)
         if x >= d:
-            c = c0 - d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
-        if y + d < height:
-            c = c0 + d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+            k = floor_key(field[np.uint64(c0 - d * height)], low, after)
+            best = min(best, k)
         if y >= d:
-            c = c0 - d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+            k = floor_key(field[np.uint64(c0 - d)], low | np.uint64(1), after)
+            best = min(best, k)
+        if y + d < height:
+            k = floor_key(field[np.uint64(c0 + d)], low | np.uint64(2), after)
+            best = min(best, k)
+        if x + d < width:
+            k = floor_key(field[np.uint64(c0 + d * height)], low | np.uint64(3), after)
+            best = min(best, k)
     return best
+
+
+@numba.njit(cache=True, inline="always")
+def floor_move(key, height):
+    low = np.int64(key & LOW)
+    d = low >> 2
+    axis = low & 3
+    along_y = ((axis + 1) >> 1) & 1
+    d = ((axis >> 1) * 2 - 1) * d
+    return (d - d * along_y) * height + d * along_y
+
+
+@numba.njit(cache=True, inline="always")
+def floor_rank(pending, j, m, end, first, ants, width, height, lim):
+    key, after, origin, column, sight, own, field = ants
+    while j < m:
+        i = pending[j]
+        if i >= end:
+            break
+        j += 1
+        if first:
+            start = np.uint64(0)
+        else:
+            start = key[i] + np.uint64(1)
+            after[i] = start
+        v = lim if lim > 0 else np.int64(sight[i])
+        c0, x = np.int64(origin[i]), np.int64(column[i])
+        key[i] = floor_look(c0, x, v, own[i], start, field, width, height)
+    return j
+
+
+@numba.njit(cache=True)
+def floor_propose(
+    pending,
+    m,
+    first,
+    ends,
+    groups,
+    key,
+    after,
+    origin,
+    column,
+    sight,
+    own,
+    field,
+    width,
+    height,
+):
+    if not first:  # drop the placed (no branch)
+        left = 0
+        for j in range(m):
+            i = pending[j]
+            pending[left] = i
+            left += key[i] != DONE
+        m = left
+    ants = (key, after, origin, column, sight, own, field)
+    # slots grouped by band of columns, then vision 0..5, more: a loop of
+    # a fixed length per group
+    j = 0
+    for group in range(groups):
+        end = ends[group]
+        g = group % 7
+        if first and g == 1:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 1)
+        elif first and g == 2:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 2)
+        elif first and g == 3:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 3)
+        elif first and g == 4:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 4)
+        elif first and g == 5:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 5)
+        elif not first and g == 1:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 1)
+        elif not first and g == 2:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 2)
+        elif not first and g == 3:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 3)
+        elif not first and g == 4:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 4)
+        elif not first and g == 5:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 5)
+        elif first:
+            j = floor_rank(pending, j, m, end, True, ants, width, height, 0)
+        else:
+            j = floor_rank(pending, j, m, end, False, ants, width, height, 0)
+    return m
+
+
+@numba.njit(cache=True)
+def floor_claim(pending, m, key, after, origin, ident, own, gain, seed, round_,
+                claims, claimed, height):  # fmt: skip
+    k = 0
+    for j in range(m):
+        i = pending[j]
+        best = key[i]
+        if best == DONE:
+            after[i] = 0
+            gain[i] = own[i]
+            continue
+        c0 = np.int64(origin[i])
+        c = np.uint64(c0 + floor_move(best, height))
+        t = (floor_ticket(seed, round_, ident[i]) & TOP) | np.uint64(c0)
+        held = claims[c]
+        claims[c] = min(t, held)
+        claimed[k] = c
+        k += held == FREE
+    return k
+
+
+@numba.njit(cache=True)
+def floor_settle(claimed, k, claims, field, key, after, own, gain):
+    for j in range(k):
+        c = np.uint64(claimed[j])
+        o = claims[c] & BOTTOM  # the winner's own cell names it
+        claims[c] = FREE
+        i = np.uint64(-1 - np.int64(field[o]))
+        after[i] = key[i]
+        key[i] = DONE
+        stays = c == o
+        gain[i] = own[i] if stays else field[c]
+        field[c] = -1
+        field[o] = -1 if stays else own[i]
 
 
 @numba.njit(cache=True)
 def floor_step(
-    n, cell, sugar, metabolism, vision, ids, field, fmax, width, height, smax,
-    seed, claims, slot_row, origin, own, gain, last, key, choice, pending, claimed,
-    sight, ident,
+    n, cell, sugar, metabolism, vision, ids, field, fmax, width, height, seed,
+    claims, tally, ident, after, key, slot_row, origin, column, sight, own, gain,
+    pending, claimed,
 ):  # fmt: skip
-    cells = width * height
-    span = 1
+    # ants by band of columns (about 65k cells: their sugar and claims fit
+    # in cache), then vision group, then column (a radix sort): neighbours
+    # read the same cells, each group looks as far as it sees in a loop
+    # of a fixed length
+    band = max(1, (1 << 16) // height)
+    groups = (width + band - 1) // band * 7
+    tally[: width + 1] = 0
     for a in range(n):
-        span = max(span, vision[a] + 1)
-        own[a] = field[cell[a]]  # by row for now
-        field[cell[a]] = -1 - a
-    unit = span * cells
-    m = 0
-    for c in range(cells):
-        if field[c] < 0:
-            slot_row[m] = -1 - field[c]
-            m += 1
-    for i in range(n):  # working state by slot (cell order)
-        a = slot_row[i]
-        claimed[i] = own[a]
+        x = cell[a] // height
+        claimed[a] = x
+        tally[x + 1] += 1
+    for x in range(width):
+        tally[x + 1] += tally[x]
+    for a in range(n):
+        x = claimed[a]
+        pending[tally[x]] = a
+        tally[x] += 1
+    tally[:groups] = 0
+    base = 0  # the band's first group, walking the ants by column
+    past = band
+    for j in range(n):
+        a = pending[j]
+        while claimed[a] >= past:
+            base += 7
+            past += band
+        g = base + min(max(vision[a], 0), 6)
+        gain[j] = g
+        tally[g] += 1
+    start = 0
+    for g in range(groups):
+        start += tally[g]
+        tally[g] = start - tally[g]
+    for j in range(n):
+        g = gain[j]
+        slot_row[tally[g]] = pending[j]
+        tally[g] += 1
     for i in range(n):
         a = slot_row[i]
-        own[i] = claimed[i]
-        gain[i] = claimed[i]
+        c = cell[a]
+        own[i] = field[c]
+        field[c] = -1 - i
+        origin[i] = c
+        column[i] = claimed[a]
         sight[i] = vision[a]
         ident[i] = ids[a]
-        origin[i] = cell[a]
-        last[i] = -1
+        after[i] = 0
         pending[i] = i
     round_ = 0
     m = n
     while m > 0:
-        k = 0
-        for j in range(m):
-            i = pending[j]
-            best = floor_look(
-                origin[i], sight[i], own[i], last[i], field, width, height, smax, unit
-            )
-            if best == NONE:
-                key[i] = -1
-                choice[i] = origin[i]
-                continue
-            key[i] = best
-            c = best % cells
-            choice[i] = c
-            t = (floor_ticket(seed, round_, ident[i]) & TOP) | np.uint64(i)
-            held = claims[c]
-            if held == FREE:
-                claimed[k] = c
-                k += 1
-            if t < held:
-                claims[c] = t
-        for j in range(k):
-            c = claimed[j]
-            i = np.int64(claims[c] & ~TOP)
-            claims[c] = FREE
-            key[i] = -1
-            if c != origin[i]:
-                gain[i] = field[c]
-                field[c] = -1
-                field[origin[i]] = own[i]  # vacated, free again
-        left = 0
-        for j in range(m):
-            i = pending[j]
-            if key[i] >= 0:
-                last[i] = key[i]
-                pending[left] = i
-                left += 1
-        m = left
+        m = floor_propose(
+            pending,
+            m,
+            round_ == 0,
+            tally,
+            groups,
+            key,
+            after,
+            origin,
+            column,
+            sight,
+            own,
+            field,
+            width,
+            height,
+        )
+        k = floor_claim(pending, m, key, after, origin, ident, own, gain, seed,
+                        round_, claims, claimed, height)  # fmt: skip
+        floor_settle(claimed, k, claims, field, key, after, own, gain)
         round_ += 1
     for i in range(n):
-        if choice[i] != origin[i] and field[origin[i]] >= 0:
+        if after[i] & LOW and field[origin[i]] >= 0:
             field[origin[i]] = fmax[origin[i]]
     for i in range(n):
         a = slot_row[i]
-        c = choice[i]
+        c = origin[i] + floor_move(after[i], height)
         cell[a] = c
         sugar[a] += gain[i] - metabolism[a]
         field[c] = 0 if sugar[a] > 0 else fmax[c]

@@ -66,7 +66,7 @@ class Run100:
     def setup(self, agents):
         side = side_for(agents)
         warm = SugarscapeIG(100, 20, 20, seed=1)
-        warm.run(2)
+        warm.run(10)  # past the first deaths: destroying loads its kernels
         SugarscapeFloor(100, 20, 20, 1).step()
         self.model = SugarscapeIG(agents, side, side, seed=0)
         self.floor = SugarscapeFloor(agents, side, side, 0)

@@ -179,6 +179,38 @@ def test_a_rectangular_grid_matches_too():
     run_both(SugarscapeIG(50, 7, 13, seed=5), 20)
 
 
+@pytest.mark.parametrize(
+    ("agents", "width", "height", "top", "seed"),
+    [(40, 8, 8, 9, 0), (70, 9, 11, 7, 1), (25, 1, 40, 30, 2), (30, 40, 1, 6, 3)],
+)
+def test_visions_beyond_five_reaching_the_edges_match_too(
+    agents, width, height, top, seed
+):
+    """Each vision ranks in its own group, past 5 and below 1 too (a
+    vision of 0 or less sees the ant's own cell only); thin strips leave
+    one axis empty."""
+    m = SugarscapeIG(agents, width, height, seed=seed)
+    v = m.world["vision"]["vision"]
+    v[:] = np.random.default_rng(seed).integers(-2, top + 1, v.shape[0])
+    v[:2] = (-(2**40), 1000)  # far past the grid: the reference loops to it
+    run_both(m, 20)
+
+
+def test_a_grid_in_several_bands_of_columns_matches_too():
+    """The kernel visits the ants by bands of about 2**16 cells: a tall
+    grid makes narrow bands (32 columns of 2000 cells), with ants seeing
+    across their edges."""
+    m = SugarscapeIG(2400, 70, 2000, seed=8)
+    assert max(1, (1 << 16) // m.height) < m.width // 2
+    run_both(m, 4)
+
+
+def test_a_crowded_grid_of_many_rounds_matches_too():
+    """Nine ants in ten cells: most lose lotteries, round after round."""
+    for seed in range(6):
+        run_both(SugarscapeIG(90, 10, 10, seed=seed, max_sugar=6), 15)
+
+
 def frames_like_runs(runs: int) -> tuple[np.ndarray, np.ndarray]:
     """Survivors and mean sugar at steps 10, 20, 30, with mesa-frames'
     dead ants' cells held at no sugar."""
@@ -444,15 +476,19 @@ def test_ants_sharing_a_cell_or_off_the_grid_are_refused_and_nothing_changes():
     assert m.steps == 1
 
 
-def test_a_cell_too_rich_to_rank_by_is_refused_and_nothing_changes():
+def test_a_cell_as_rich_as_int32_allows_ranks_first_on_a_long_strip():
     m = SugarscapeIG(1, 2, 2**20, seed=0)
-    m.world["vision"]["vision"][0] = 2**20  # sees the whole strip
-    m.sugar[1, 5] = 2**31 - 2
-    before = m.sugar.copy(), m.world["pos"]["pos"].copy()
-    with pytest.raises(ValueError, match="2147483646 sugar"):
-        m.step()
-    assert np.array_equal(m.sugar, before[0])
-    assert np.array_equal(m.world["pos"]["pos"], before[1])
+    w = m.world
+    w["pos"]["pos"][0] = (1, 0)
+    w["vision"]["vision"][0] = 2**20  # sees the whole strip
+    w["metabolism"]["metabolism"][0] = 1
+    m.sugar[1, 2**20 - 5] = 2**31 - 2
+    m.sugar[1, 7] = 2**31 - 3
+    s0 = int(w["sugar"]["sugar"][0])
+    m.step()
+    assert where(m) == [[1, 2**20 - 5]]
+    assert w["sugar"]["sugar"].tolist() == [s0 + 2**31 - 2 - 1]
+    assert m.sugar[1, 2**20 - 5] == 0
 
 
 def test_a_replaced_field_of_another_kind_is_refused():

@@ -66,72 +66,254 @@ def lottery_py(seed: int, round_: int, handle: int) -> int:
     return z ^ (z >> 31)
 
 
-_NONE = np.int64(0x7FFFFFFFFFFFFFFF)
+#: The groups of ants in a band of columns: vision 0, 1, ..., 5, more.
+_GROUPS = 7
+#: About how many cells a band of columns holds: their sugar and claims
+#: (12 bytes a cell) and those of the columns either side fit in cache.
+_BAND = 1 << 16
+
+#: A rank key: ``(_RICH - sugar) << _SHIFT | (4 * distance + axis)`` with
+#: axis 0..3 for ``x - d``, ``y - d``, ``y + d``, ``x + d`` (the cells'
+#: order by ``x`` then ``y`` among those ``d`` away), so the least key is
+#: the most sugar, then the nearest, then the least ``x`` and ``y``. A
+#: cell holds at most ``_RICH`` sugar (``int32``) and a distance is below
+#: 2**31, so a key fits 64 bits unsigned whatever the grid.
+_RICH = np.uint64(0x7FFFFFFF)
+_SHIFT = np.uint64(33)
+_LOW = np.uint64((1 << 33) - 1)
+_DONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # no key: placed, or nowhere to go
 
 
-@njit(cache=True)
-def _best(
+@njit(cache=True, inline="always")
+def _key(s: Any, low: Any, after: Any) -> Any:
+    """The key of a seen cell holding ``s`` at ``low`` (distance and
+    axis); ``_DONE`` if the cell is held (``s`` < 0) or the key below
+    ``after``. Arithmetic and selects, no branches: which cells are held
+    is random, a branch on it mispredicts."""
+    s = np.int64(s)
+    k = ((_RICH - np.uint64(s)) << _SHIFT) | low | np.uint64(s >> 63)
+    return k if k >= after else _DONE
+
+
+@njit(cache=True, inline="always")
+def _first(
     c0: Any,
+    x: Any,
     v: Any,
-    own_sugar: Any,
-    last: Any,
+    own: Any,
+    after: Any,
     field: Any,
     height: Any,
     width: Any,
-    smax: Any,
-    span: Any,
 ) -> Any:
-    """The first-ranked cell an ant on cell ``c0`` with vision ``v`` sees
-    that ranks after ``last`` and is free (``field`` >= 0; its own cell,
-    holding ``own_sugar``, is free to it), as ``(key, cell)``; ``(-1,
-    -1)`` if none. A key orders (most sugar, least distance, cell) as one
-    int64: ``((smax - sugar) * span + distance) * cells + cell``."""
-    cells = width * height
-    unit = span * cells  # one unit of sugar in a key
-    x = c0 // height
+    """The least key of the cells an ant on cell ``c0`` (column ``x``) with
+    vision ``v`` sees that is at least ``after`` and free (``field`` >= 0;
+    its own cell, holding ``own``, is free to it); ``_DONE`` if none."""
     y = c0 - x * height
-    best = (smax - own_sugar) * unit + c0
-    if best <= last:
-        best = _NONE
+    best = (_RICH - np.uint64(own)) << _SHIFT
+    if best < after:
+        best = _DONE
     for d in range(1, v + 1):
-        if best < unit:  # the most sugar there is, nearer than d
-            break
-        far = d * cells
-        # Written out per axis, without branches on the keys: the
-        # comparisons become selects, which the ranks do not mispredict.
-        if x + d < width:
-            c = c0 + d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+        low = np.uint64(4 * d)
         if x >= d:
-            c = c0 - d * height
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
-        if y + d < height:
-            c = c0 + d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
+            k = _key(field[np.uint64(c0 - d * height)], low, after)
+            best = min(best, k)
         if y >= d:
-            c = c0 - d
-            s = np.int64(field[c])
-            k = (smax - s) * unit + far + c
-            if s >= 0 and k > last:
-                best = min(best, k)
-    if best == _NONE:
-        return np.int64(-1), np.int64(-1)
-    return best, best % cells
+            k = _key(field[np.uint64(c0 - d)], low | np.uint64(1), after)
+            best = min(best, k)
+        if y + d < height:
+            k = _key(field[np.uint64(c0 + d)], low | np.uint64(2), after)
+            best = min(best, k)
+        if x + d < width:
+            k = _key(field[np.uint64(c0 + d * height)], low | np.uint64(3), after)
+            best = min(best, k)
+    return best
+
+
+@njit(cache=True, inline="always")
+def _move(key: Any, height: Any) -> Any:
+    """``(dx, offset)``: how far along ``x`` the cell a key names lies and
+    its offset in the flat cells (arithmetic, not branches on the axis,
+    which the ranks would mispredict)."""
+    low = np.int64(key & _LOW)
+    d = low >> 2
+    axis = low & 3
+    along_y = ((axis + 1) >> 1) & 1  # axes 1 and 2
+    d = ((axis >> 1) * 2 - 1) * d  # axes 0 and 1 go down
+    dx = d - d * along_y
+    return dx, dx * height + d * along_y
+
+
+@njit(cache=True, inline="always")
+def _rank(
+    pending: Any,
+    j: Any,
+    m: Any,
+    end: Any,
+    first: Any,
+    ants: Any,
+    height: Any,
+    width: Any,
+    lim: Any,
+) -> Any:
+    """:func:`_propose`'s loop over ``pending[j:m]`` while the slots are
+    below ``end``: each ant looks ``lim`` cells along each axis (its
+    vision), or as far as it sees if ``lim`` is 0. ``ants`` holds the
+    working arrays ``key``, ``after``, ``origin``, ``column``, ``sight``,
+    ``own`` and ``field``. Returns the new ``j``."""
+    key, after, origin, column, sight, own, field = ants
+    while j < m:
+        i = pending[j]
+        if i >= end:
+            break
+        j += 1
+        if first:
+            start = np.uint64(0)  # a constant: the compiler drops the test
+        else:
+            start = key[i] + np.uint64(1)  # lost: on to the next
+            after[i] = start
+        v = lim if lim > 0 else np.int64(sight[i])
+        c0 = np.int64(origin[i])
+        x = np.int64(column[i])
+        key[i] = _first(c0, x, v, own[i], start, field, height, width)
+    return j
+
+
+@njit(cache=True)
+def _propose(
+    pending: Any,
+    m: Any,
+    first: Any,
+    ends: Any,
+    groups: Any,
+    key: Any,
+    after: Any,
+    origin: Any,
+    column: Any,
+    sight: Any,
+    own: Any,
+    field: Any,
+    height: Any,
+    width: Any,
+) -> Any:
+    """Rank for the ``m`` ants in ``pending`` (in slot order), dropping
+    those placed (key ``_DONE``) unless this is the ``first`` round and
+    moving the others' ``after`` past the key they lost; returns how many
+    are left.
+
+    The slots come in ``groups`` groups, group ``g`` from ``ends[g - 1]``
+    (0 for ``g`` 0) to ``ends[g]``, of the ants of vision ``g % 7`` (0 to
+    5, and 6 for more): each group looks as far as it sees in a loop of
+    that fixed length, which the compiler unrolls (a loop of a length
+    that changes from ant to ant mispredicts its end)."""
+    if not first:  # drop the placed, with no branch on which they are
+        left = 0
+        for j in range(m):
+            i = pending[j]
+            pending[left] = i
+            left += key[i] != _DONE
+        m = left
+    ants = (key, after, origin, column, sight, own, field)
+    j = 0
+    for group in range(groups):
+        end = ends[group]
+        g = group % _GROUPS
+        if first and g == 1:
+            j = _rank(pending, j, m, end, True, ants, height, width, 1)
+        elif first and g == 2:
+            j = _rank(pending, j, m, end, True, ants, height, width, 2)
+        elif first and g == 3:
+            j = _rank(pending, j, m, end, True, ants, height, width, 3)
+        elif first and g == 4:
+            j = _rank(pending, j, m, end, True, ants, height, width, 4)
+        elif first and g == 5:
+            j = _rank(pending, j, m, end, True, ants, height, width, 5)
+        elif not first and g == 1:
+            j = _rank(pending, j, m, end, False, ants, height, width, 1)
+        elif not first and g == 2:
+            j = _rank(pending, j, m, end, False, ants, height, width, 2)
+        elif not first and g == 3:
+            j = _rank(pending, j, m, end, False, ants, height, width, 3)
+        elif not first and g == 4:
+            j = _rank(pending, j, m, end, False, ants, height, width, 4)
+        elif not first and g == 5:
+            j = _rank(pending, j, m, end, False, ants, height, width, 5)
+        elif first:  # no vision, or more than 5: as far as each sees
+            j = _rank(pending, j, m, end, True, ants, height, width, 0)
+        else:
+            j = _rank(pending, j, m, end, False, ants, height, width, 0)
+    return m
+
+
+@njit(cache=True)
+def _claim(
+    pending: Any,
+    m: Any,
+    key: Any,
+    after: Any,
+    origin: Any,
+    hand: Any,
+    own: Any,
+    gain: Any,
+    seed: Any,
+    round_: Any,
+    claims: Any,
+    claimed: Any,
+    height: Any,
+) -> Any:
+    """Each of the ``m`` ants in ``pending`` claims the cell its key names
+    with its ticket; lists the cells claimed in ``claimed``, returns how
+    many. An ant with no key stays (mesa-frames' fallback, ``after`` 0)."""
+    k = 0
+    for j in range(m):
+        i = pending[j]
+        best = key[i]
+        if best == _DONE:  # nothing left: stays, placed
+            after[i] = 0
+            gain[i] = own[i]
+            continue
+        c0 = np.int64(origin[i])
+        cell = c0 + _move(best, height)[1]
+        t = (lottery(seed, round_, hand[i]) & _TOP) | np.uint64(c0)
+        held = claims[np.uint64(cell)]
+        claims[np.uint64(cell)] = min(t, held)
+        claimed[k] = cell
+        k += held == _FREE  # the first claim lists the cell
+    return k
+
+
+@njit(cache=True)
+def _settle(
+    claimed: Any,
+    k: Any,
+    claims: Any,
+    field: Any,
+    key: Any,
+    after: Any,
+    own: Any,
+    gain: Any,
+) -> None:
+    """Each of the ``k`` cells in ``claimed`` goes to its least ticket: the
+    winner takes it (its ``after`` now its key, ``key`` ``_DONE``),
+    vacating its own."""
+    for j in range(k):
+        cell = np.uint64(claimed[j])
+        c = claims[cell] & _BOTTOM
+        claims[cell] = _FREE
+        b = np.uint64(-1 - np.int64(field[c]))  # an unplaced ant holds its own
+        after[b] = key[b]
+        key[b] = _DONE
+        stays = cell == c
+        gain[b] = own[b] if stays else field[cell]
+        field[cell] = -1
+        field[c] = -1 if stays else own[b]
 
 
 #: An unclaimed cell in the claims table; a claim is the top half of the
-#: ant's ticket over its row, so the least claim holds the least ticket.
+#: ant's ticket over its cell, so the least claim holds the least ticket.
 _FREE = np.uint64(0xFFFFFFFFFFFFFFFF)
 _TOP = np.uint64(0xFFFFFFFF00000000)
+_BOTTOM = np.uint64(0x00000000FFFFFFFF)
 
 
 @njit(cache=True)
@@ -147,14 +329,15 @@ def sugarscape_step(
     height: Any,
     seed: Any,
     claims: Any,
+    tally: Any,
     hand: Any,
-    last: Any,
+    after: Any,
     key: Any,
     row: Any,
     origin: Any,
     sight: Any,
-    own_sugar: Any,
-    choice: Any,
+    own: Any,
+    column: Any,
     gain: Any,
     pending: Any,
     claimed: Any,
@@ -167,112 +350,107 @@ def sugarscape_step(
     ``field`` (the cells' sugar), ``field_max`` and ``claims`` (all
     ``_FREE`` on entry and on exit) are flat over the cells ``x * height
     + y``; while the ants move, a cell held by an ant holds a negative
-    number in ``field``. The other arrays hold one entry per ant at
-    least: the ants' working state, in the order of their cells (slots).
-    Writes the rows of the ants that starved into ``dead`` and returns
-    how many; changing nothing, -1 if two ants share a cell, -2 if one
-    stands outside the grid, -3 if a cell holds too much sugar to rank by.
+    number in ``field``. ``tally`` holds ``7 * width + 1`` entries; the
+    other arrays hold one entry per ant at least: the ants' working state,
+    in the order the step visits them (slots).
+    Writes the rows of the ants that starved into ``dead`` and their
+    cells at the start into ``pending``, and returns how many; changing
+    nothing, -1 if two ants share a cell, -2 if one stands outside the
+    grid.
     """
     n = pos.shape[0]
-    cells = width * height
     reach = max(width, height)
-    span = 1  # distances run from 0 to the largest vision (in reach)
     for a in range(n):
-        span = max(span, min(int(vision[a]), reach) + 1)
         x = pos[a, 0]
         y = pos[a, 1]
         if not (0 <= x < width and 0 <= y < height):
             return -2
+    # The ants in bands of columns (about _BAND cells each), within a band
+    # by vision (0, 1, ..., 5, more), then by column (slots), by a radix
+    # sort, O(n + width): neighbours look at the same cells one after the
+    # other, from cache (a band and its edges fit in it), their working
+    # state is read in order, and each group ranks in a loop of a fixed
+    # length. Nothing else depends on the order: a cell goes to the least
+    # ticket, a ticket ties (1 in 2**32) to the ant on the lower cell, and
+    # the dead are destroyed in the order of their cells.
+    band = max(1, _BAND // height)
+    groups = (width + band - 1) // band * _GROUPS
+    tally[: width + 1] = 0
     for a in range(n):
+        x = np.int64(pos[a, 0])
+        pending[a] = x
+        tally[x + 1] += 1
+    for x in range(width):
+        tally[x + 1] += tally[x]
+    for a in range(n):
+        x = pending[a]
+        claimed[tally[x]] = a
+        tally[x] += 1
+    tally[:groups] = 0
+    base = 0  # the first group of the band of the columns ``x`` is in
+    past = band  # the column past that band
+    for j in range(n):  # by column: the bands go up one at a time
+        a = claimed[j]
+        x = pending[a]
+        while x >= past:
+            base += _GROUPS
+            past += band
+        g = base + min(max(vision[a], 0), _GROUPS - 1)
+        gain[j] = g
+        tally[g] += 1
+    start = 0
+    for g in range(groups):
+        start += tally[g]
+        tally[g] = start - tally[g]
+    for j in range(n):
+        g = gain[j]
+        row[tally[g]] = claimed[j]
+        tally[g] += 1  # now the end of group g
+    for i in range(n):
+        a = row[i]
         c = np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])
-        claimed[a] = field[c]  # its cell's sugar, by row for now
-        field[c] = -1 - a  # held, and by whom
-    # The ants in the order of their cells (slots): neighbours look at the
-    # same cells one after the other, from cache, and their working state
-    # is read in order. Nothing else depends on the order: a cell goes to
-    # the least ticket, and a ticket ties (1 in 2**32) to the lower slot.
-    m = 0
-    smax = np.int64(0)  # the most sugar a cell holds: it bounds the keys
-    for c in range(width * height):
-        s = np.int64(field[c])
-        if s < 0:
-            r = -1 - s
-            row[m] = r
-            hand[m] = handles[r]
-            origin[m] = c
-            sight[m] = min(np.int64(vision[r]), reach)
-            own_sugar[m] = claimed[r]
-            smax = max(smax, claimed[r])
-            last[m] = -1
-            pending[m] = m
-            m += 1
-        else:
-            smax = max(smax, s)
-    fault = 0
-    if m != n:  # two ants on one cell
-        fault = -1
-    elif smax + 1 >= (1 << 62) // (span * cells):  # keys would overflow
-        fault = -3
-    if fault:  # put the field back, refuse
-        for a in range(n - 1, -1, -1):
-            field[np.int64(pos[a, 0]) * height + np.int64(pos[a, 1])] = claimed[a]
-        return fault
+        s = field[c]
+        if s < 0:  # two ants on one cell: put the field back, refuse
+            for j in range(i - 1, -1, -1):
+                field[origin[j]] = own[j]
+            return -1
+        own[i] = s
+        field[c] = -1 - i  # held, and by whom
+        origin[i] = c
+        column[i] = pos[a, 0]
+        sight[i] = max(min(vision[a], reach), 0)
+        hand[i] = np.uint64(handles[a])
+        after[i] = 0
+        pending[i] = i
+    m = n
     round_ = 0
     while m > 0:
-        k = 0  # cells claimed this round
-        for j in range(m):
-            i = pending[j]
-            ki, cell = _best(
-                origin[i], sight[i], own_sugar[i], last[i],
-                field, height, width, smax, span,
-            )  # fmt: skip
-            key[i] = ki
-            if ki < 0:  # nothing left: stays (mesa-frames' fallback)
-                choice[i] = origin[i]
-                gain[i] = own_sugar[i]
-                continue
-            choice[i] = cell
-            t = (lottery(seed, round_, hand[i]) & _TOP) | np.uint64(i)
-            held = claims[cell]
-            if held == _FREE:
-                claimed[k] = cell
-                k += 1
-            if t < held:
-                claims[cell] = t
-        for j in range(k):  # winners take their cells, vacating their own
-            cell = claimed[j]
-            b = np.int64(claims[cell] & ~_TOP)
-            claims[cell] = _FREE
-            key[b] = -1
-            c = origin[b]
-            if cell == c:
-                gain[b] = own_sugar[b]
-            else:
-                gain[b] = field[cell]
-                field[cell] = -1
-                field[c] = own_sugar[b]
-        left = 0
-        for j in range(m):
-            i = pending[j]
-            if key[i] >= 0:  # lost: on to the next-ranked cell
-                last[i] = key[i]
-                pending[left] = i
-                left += 1
-        m = left
+        m = _propose(
+            pending, m, round_ == 0, tally, groups, key, after, origin, column,
+            sight, own, field, height, width,
+        )  # fmt: skip
+        k = _claim(
+            pending, m, key, after, origin, hand, own, gain, seed, round_,
+            claims, claimed, height,
+        )  # fmt: skip
+        _settle(claimed, k, claims, field, key, after, own, gain)
         round_ += 1
     for i in range(n):  # cells left empty grow back
         c = origin[i]
-        if choice[i] != c and field[c] >= 0:
+        if after[i] & _LOW and field[c] >= 0:  # it moved, none came
             field[c] = field_max[c]
     gone = 0
     for i in range(n):
         a = row[i]
-        cell = choice[i]
-        pos[a, 0] = cell // height
-        pos[a, 1] = cell % height
+        dx, step = _move(after[i], height)
+        cell = np.int64(origin[i]) + step
+        x = np.int64(column[i]) + dx
+        pos[a, 0] = x
+        pos[a, 1] = cell - x * height
         sugar[a] += gain[i] - metabolism[a]
         if sugar[a] <= 0:
             dead[gone] = a
+            pending[gone] = origin[i]
             gone += 1
             field[cell] = field_max[cell]
         else:
@@ -392,11 +570,10 @@ class SugarscapeIG:
                 f"agents={agents} do not fit on {width} x {height} = {cells} "
                 "cells of one ant each"
             )
-        span = max(int(width), int(height)) + 1  # distances ranked: 0 .. reach
-        if max_sugar >= 2**31 - 1 or (int(max_sugar) + 1) * span * cells >= 2**62:
+        if max_sugar >= 2**31 - 1:
             raise ValueError(
-                f"max_sugar={max_sugar} on {width} x {height} cells is too large "
-                "to rank the cells by"
+                f"max_sugar={max_sugar} is too large for int32 cells: at most "
+                f"{2**31 - 2}"
             )
         self.num_agents = int(agents)
         self.width = int(width)
@@ -433,8 +610,9 @@ class SugarscapeIG:
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
         self._claims = np.full(cells, _FREE, np.uint64)
-        self._wide = np.empty((3, n), np.int64)
-        self._narrow = np.empty((9, n), np.int32)  # rows, slots, cells, sugar
+        self._tally = np.empty(_GROUPS * self.width + 1, np.int64)
+        self._wide = np.empty((3, n), np.uint64)  # handles, keys
+        self._narrow = np.empty((9, n), np.int32)  # rows, cells, sugar
         self.recorder: Recorder | None = None
         if record:
             self.recorder = Recorder(
@@ -482,8 +660,9 @@ class SugarscapeIG:
 
         Nothing happens once every ant has died (mesa-frames' model stops).
 
-        O(n v) for n ants of vision up to v, plus O(l v) a further round
-        for the l ants that lost a lottery in the one before.
+        O(n v + width) for n ants of vision up to v, plus O(l v) a
+        further round for the l ants that lost a lottery in the one
+        before.
 
         Raises
         ------
@@ -493,8 +672,7 @@ class SugarscapeIG:
             added or removed by hand).
         ValueError
             If two ants share a cell or one stands off the grid (placed by
-            hand), a cell holds too much sugar to rank the cells by, or
-            ``sugar`` or ``max_sugar_grid`` was replaced by an
+            hand), or ``sugar`` or ``max_sugar_grid`` was replaced by an
             array of another shape, dtype or layout; nothing changes.
         """
         pos, sugar, metabolism, vision, handles = self._columns()
@@ -517,7 +695,7 @@ class SugarscapeIG:
                     f"{getattr(cells, 'dtype', '')} {getattr(cells, 'shape', '')}"
                 )
         if self._wide.shape[1] < n:
-            self._wide = np.empty((3, n), np.int64)
+            self._wide = np.empty((3, n), np.uint64)
             self._narrow = np.empty((9, n), np.int32)
         rows = (*self._wide, *self._narrow)
         seed = int(self.rng.integers(0, 2**63 - 1))
@@ -525,15 +703,10 @@ class SugarscapeIG:
             pos, sugar, metabolism, vision, handles,
             self.sugar.reshape(-1), self.max_sugar_grid.reshape(-1),
             self.width, self.height, seed,
-            self._claims, *rows,
+            self._claims, self._tally, *rows,
         )  # fmt: skip
         if gone == -1:
             raise ValueError("two ants share a cell: each cell holds one ant at most")
-        if gone == -3:
-            raise ValueError(
-                f"a cell holds {int(self.sugar.max())} sugar: too much to rank "
-                f"the cells of a {self.width} x {self.height} grid by"
-            )
         if gone == -2:
             out = (pos[:, 0] < 0) | (pos[:, 0] >= self.width)
             out |= (pos[:, 1] < 0) | (pos[:, 1] >= self.height)
@@ -543,8 +716,12 @@ class SugarscapeIG:
                 f"{self.width} x {self.height} grid, at {pos[a].tolist()}"
             )
         if gone:
+            # In the order of their cells at the start of the step, whatever
+            # order the kernel took them in: the World's rows after the
+            # destroy follow from it.
+            dead = rows[-1][:gone][np.argsort(rows[-3][:gone])]
             with self.world.deferred() as cmd:
-                cmd.destroy(handles[rows[-1][:gone]])
+                cmd.destroy(handles[dead])
         self.steps += 1
         if self.recorder is not None:
             self.recorder.collect(step=self.steps)
