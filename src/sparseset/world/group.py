@@ -289,11 +289,15 @@ class Group(Guarded):
         """Run ``pack`` (``pack_front`` or ``pack_back``) on every owned store.
 
         Each store moves the same entities across the same boundary, so all
-        of them return the same new length.
+        of them return the same new length; when the first moves none (the
+        keys were already on their side: every store but the first sees a
+        destroyed entity after the first expelled it), neither do the others.
         """
-        length = self._length
-        for store in self._stores:
-            length = store.pack(pack, self._length, keys)
+        first, *others = self._stores
+        length = first.pack(pack, self._length, keys)
+        if length != self._length:
+            for store in others:
+                store.pack(pack, self._length, keys)
         self._length = length
 
 
