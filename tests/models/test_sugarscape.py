@@ -354,6 +354,20 @@ def test_a_starving_ant_dies_and_its_cell_grows_back():
     assert m.mean_sugar() == 0.0 and np.isnan(m.gini())
 
 
+def test_a_step_is_a_schedule_whose_system_destroys_the_starved_by_its_commands():
+    m = SugarscapeIG(200, 20, 20, seed=5)
+    assert m.schedule.batches == [["ants"]]
+    twin = SugarscapeIG(200, 20, 20, seed=5)
+    for _ in range(8):
+        m.step()
+        twin.schedule.run(twin.world, threads=1)  # the step's system, by hand
+    assert 0 < m.alive < 200 and m.alive == twin.alive
+    assert np.array_equal(m.world["pos"].ids, twin.world["pos"].ids)
+    assert np.array_equal(m.world["sugar"]["sugar"], twin.world["sugar"]["sugar"])
+    # The starved are destroyed, not only taken out of the components.
+    assert len(m.world) == m.alive
+
+
 def test_eating_adds_the_cell_and_burns_the_metabolism():
     field = [[0, 6], [0, 0]]
     m, _ = lone_ant(field, 0, 0, vision=1, sugar=5, metabolism=3)

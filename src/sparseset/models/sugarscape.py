@@ -21,7 +21,9 @@ import numpy as np
 from numba import njit
 
 from ..recording import Recorder
+from ..schedule import Schedule
 from ..world import World
+from ..world.commands import Commands
 from .boltzmann import gini_of
 from .parameters import positive_ints
 
@@ -498,7 +500,10 @@ class SugarscapeIG:
     integer cell coordinates), an owning group of the four (one order,
     no lookups); ``grid`` is ``world.grid("pos")``. The
     cells' sugar is ``sugar`` and their maximum ``max_sugar_grid``
-    (``int32`` arrays of shape ``(width, height)``).
+    (``int32`` arrays of shape ``(width, height)``). A step runs
+    ``schedule``, a :class:`~sparseset.Schedule` of one system,
+    ``"ants"``: the compiled pass, then the starved ants destroyed by the
+    system's deferred commands as its batch ends.
 
     Differences from mesa-frames': the lottery draws come from a hash of
     the step's seed, the round and the ant's handle (mesa-frames draws
@@ -609,6 +614,16 @@ class SugarscapeIG:
         # a step reads four aligned blocks, with no lookups.
         self._ants = w.group("sugar", "metabolism", "vision", "pos")
         self.steps = 0
+        #: The step: one system, the ants' move, meal, starving and the
+        #: grass's growth in one compiled pass; the starved ants are
+        #: destroyed by its deferred commands as its batch ends.
+        self.schedule = Schedule()
+        self.schedule.add(
+            self._ants_system,
+            reads=("metabolism", "vision"),
+            writes=("sugar", "pos"),
+            name="ants",
+        )
         self._claims = np.full(cells, _FREE, np.uint64)
         self._tally = np.empty(_GROUPS * self.width + 1, np.int64)
         self._wide = np.empty((3, n), np.uint64)  # handles, keys
@@ -656,7 +671,9 @@ class SugarscapeIG:
         return g["pos"], g["sugar"], g["metabolism"], g["vision"], g.ids
 
     def step(self) -> None:
-        """Move every ant at once, then eat, starve and grow back.
+        """Move every ant at once, then eat, starve and grow back: a run of
+        :attr:`schedule`, whose one system, ``"ants"``, records the
+        starved ants' destruction in its deferred commands.
 
         Nothing happens once every ant has died (mesa-frames' model stops).
 
@@ -675,10 +692,19 @@ class SugarscapeIG:
             hand), or ``sugar`` or ``max_sugar_grid`` was replaced by an
             array of another shape, dtype or layout; nothing changes.
         """
+        if len(self._ants) == 0:
+            self._columns()  # raises if the components hold other ants
+            return
+        self.schedule.run(self.world)
+        self.steps += 1
+        if self.recorder is not None:
+            self.recorder.collect(step=self.steps)
+
+    def _ants_system(self, world: World, commands: Commands) -> None:
+        """The step's one system: the kernel, then the starved ants'
+        destruction recorded in ``commands`` (see :meth:`step`)."""
         pos, sugar, metabolism, vision, handles = self._columns()
         n = handles.shape[0]
-        if n == 0:
-            return
         shape = (self.width, self.height)
         for name in ("sugar", "max_sugar_grid"):
             cells = getattr(self, name)
@@ -720,11 +746,7 @@ class SugarscapeIG:
             # order the kernel took them in: the World's rows after the
             # destroy follow from it.
             dead = rows[-1][:gone][np.argsort(rows[-3][:gone])]
-            with self.world.deferred() as cmd:
-                cmd.destroy(handles[dead])
-        self.steps += 1
-        if self.recorder is not None:
-            self.recorder.collect(step=self.steps)
+            commands.destroy(handles[dead])
 
     def run(self, steps: int) -> None:
         """Run ``steps`` steps, fewer if every ant dies first. O(steps n v)."""
