@@ -188,7 +188,7 @@ class WorldGrid(Guarded):
 
         It is keyed by entity key (a handle's low 32 bits), not by handle:
         its ids, and its twin's (``grid.jit``: ``dense``, and the ids the
-        functions of :mod:`sparseset.jit.grid` take and find), are keys;
+        functions of ``sparseset.jit.grid`` take and find), are keys;
         :meth:`handles` turns them into handles.
 
         O(1) after the catch-up.
