@@ -71,7 +71,7 @@ def floor_ticket(seed, round_, ident):
     return z ^ (z >> np.uint64(31))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def floor_key(s, low, after):
     s = np.int64(s)  # held cells (< 0): all ones
     k = ((RICH - np.uint64(s)) << SHIFT) | low | np.uint64(s >> 63)
@@ -102,7 +102,7 @@ def floor_look(c0, x, v, own, after, field, width, height):
     return best
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def floor_move(key, height):
     low = np.int64(key & LOW)
     d = low >> 2

@@ -86,7 +86,7 @@ _LOW = np.uint64((1 << 33) - 1)
 _DONE = np.uint64(0xFFFFFFFFFFFFFFFF)  # no key: placed, or nowhere to go
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _key(s: Any, low: Any, after: Any) -> Any:
     """The key of a seen cell holding ``s`` at ``low`` (distance and
     axis); ``_DONE`` if the cell is held (``s`` < 0) or the key below
@@ -132,7 +132,7 @@ def _first(
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _move(key: Any, height: Any) -> Any:
     """``(dx, offset)``: how far along ``x`` the cell a key names lies and
     its offset in the flat cells (arithmetic, not branches on the axis,
