@@ -17,7 +17,11 @@ uniform points in a square sized so that each has about 10 others within
   move (``w.set``), then the world's grid catches up (``time_resync``),
   against a full rebuild of a grid of the same entities
   (``time_rebuild``: a new grid of their entity keys, as the World's
-  grid holds them, ``place`` and its cell table).
+  grid holds them, ``place`` and its cell table). The grid's first
+  re-bucketing move makes its links (4 bytes a slot, fresh pages), once
+  in its life: ``time_resync_again`` is a step after that, as every
+  step of a simulation but its first (1% moved once and caught up in
+  ``setup``, then another 1%).
 - ``WorldQueries``: ``pairs`` and ``within`` (N query points) of that
   World's grid, in handles (``time_world_*``), against the same queries
   of the grid inside it, in entity keys (``time_keys_*``): the share of
@@ -106,6 +110,25 @@ class Within:
         _space_floor.floor_within(*self.cells, R, self.queries, R)
 
 
+def _tracked_world(pos):
+    """A World of ``len(pos)`` entities with a tracked ``pos``, and its
+    grid, placed and built."""
+    world = World()
+    world.register("pos", "f8", shape=(2,), track=True)
+    handles = world.create(len(pos))
+    world.add("pos", handles, pos=pos)
+    grid = world.grid("pos", cell=R)
+    grid.pairs(R)
+    return world, handles, grid
+
+
+def _move_one_percent(world, handles, rng):
+    """Move 1% of ``handles`` by up to half a cell, declared (``w.set``)."""
+    movers = rng.choice(handles, len(handles) // 100, replace=False)
+    step = rng.uniform(-0.5, 0.5, (len(movers), 2))
+    world.set("pos", movers, pos=world.get("pos", movers)["pos"] + step)
+
+
 class Resync:
     number = 1
     repeat = 7
@@ -113,22 +136,24 @@ class Resync:
 
     def setup(self):
         pos, _ = _points()
-        self.world = World()
-        self.world.register("pos", "f8", shape=(2,), track=True)
-        self.handles = self.world.create(N)
-        self.world.add("pos", self.handles, pos=pos)
-        self.grid = self.world.grid("pos", cell=R)
-        self.grid.pairs(R)  # placed and built
         rng = np.random.default_rng(2)
-        movers = rng.choice(self.handles, N // 100, replace=False)
-        step = rng.uniform(-0.5, 0.5, (len(movers), 2))
-        self.world.set("pos", movers, pos=self.world.get("pos", movers)["pos"] + step)
+        self.world, self.handles, self.grid = _tracked_world(pos)
+        _move_one_percent(self.world, self.handles, rng)
         self.keys = self.world["pos"].members().copy()
         self.pos = self.world["pos"]["pos"]
         self.time_rebuild()
+        # A second world, one step further: 1% moved and caught up (the
+        # grid's links made), then another 1% moved.
+        again, handles, self._again = _tracked_world(pos)
+        _move_one_percent(again, handles, rng)
+        self._again.sync()
+        _move_one_percent(again, handles, rng)
 
     def time_resync(self):
         self.grid.sync()
+
+    def time_resync_again(self):
+        self._again.sync()
 
     def time_rebuild(self):
         g = Grid(cell=R, dims=2)
