@@ -380,7 +380,7 @@ class ParticleWorld:
         -----
         O(m) for the m particles moved, spawned or despawned since the last
         run (the grid's catch-up through change tracking); when most moved,
-        as here, a copy of every handle and position, O(n), sorted by cell
+        as here, a copy of every entity key and position, O(n), sorted by cell
         when the grid is next asked (:attr:`counts`, :meth:`grid_matches`).
         """
         self.space.sync()
