@@ -168,15 +168,10 @@ class WorldQueries:
 
     def setup(self):
         pos, queries = _points()
-        self.world = World()
-        self.world.register("pos", "f8", shape=(2,), track=True)
-        handles = self.world.create(N)
-        self.world.add("pos", handles, pos=pos)
-        self.grid = self.world.grid("pos", cell=R)
+        self.world, _, self.grid = _tracked_world(pos)  # placed and built
         self.keyed = self.grid.grid
         self.queries = queries
-        self.grid.pairs(R)  # placed, built, every kernel compiled
-        self.grid.within(self.queries[:10], R)
+        self.grid.within(self.queries[:10], R)  # every kernel compiled
 
     def time_world_pairs(self):
         self.grid.pairs(R)
